@@ -1,0 +1,41 @@
+"""OCR an image with one call to the server: `python client/client.py img.jpg [--json]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from triton_ocr.client import OcrClient
+
+DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
+
+
+def read(
+    images: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Image files."),
+    url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
+    protocol: str = typer.Option("http", help="http or grpc."),
+    as_json: bool = typer.Option(False, "--json", help="Print text, polygon and score per line."),
+    timeout: float = typer.Option(60.0, help="Seconds to wait for the answer."),
+) -> None:
+    """Send each image to the OCR service and print the recognized lines."""
+    with OcrClient(url or DEFAULT_URLS.get(protocol, ""), protocol, timeout=timeout) as client:
+        for image in images:
+            lines = client.read(image)
+            if as_json:
+                record = {"image": str(image), "lines": [line.as_dict() for line in lines]}
+                print(json.dumps(record, ensure_ascii=False))
+            else:
+                if len(images) > 1:
+                    print(f"== {image}")
+                for line in lines:
+                    print(line.text)
+
+
+def main() -> None:
+    typer.run(read)
+
+
+if __name__ == "__main__":
+    main()

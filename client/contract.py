@@ -1,0 +1,12 @@
+"""Tensor names of `ensemble_model`, as declared in repository/ensemble_model/config.pbtxt.
+
+The client cannot read the server's files, so it keeps these names; tests/unit/test_contract.py
+checks them against the config so the two cannot drift apart.
+"""
+
+MODEL_NAME = "ensemble_model"
+INPUT_IMAGE = "input_image"  # UINT8 [1, nbytes]: the encoded file, batch of one
+OUTPUT_TEXT = "recognized_text"  # BYTES [1, N]
+OUTPUT_POLYGONS = "text_polygons"  # FP32 [1, N, 4, 2]: tl, tr, br, bl in original pixels
+OUTPUT_SCORES = "text_scores"  # FP32 [1, N]
+OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)

@@ -1,0 +1,1 @@
+"""Getting and converting models into the Triton model repository."""

@@ -1,0 +1,84 @@
+"""The `ppocr` pack: PP-OCRv4 detection + recognition ONNX files from the rapidocr wheel.
+
+The files are taken out of the wheel; rapidocr itself is never installed or imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
+WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
+WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
+# member in the wheel -> model directory in the repository
+MODELS = {
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "text_detection",
+    "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "text_recognition",
+}
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "triton-ocr" / "wheels"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch_wheel(cache: Path | None = None) -> Path:
+    """Download (once) the pinned rapidocr wheel without dependencies and check its hash."""
+    cache = cache or cache_dir()
+    wheel = cache / WHEEL_NAME
+    if wheel.is_file() and sha256(wheel) == WHEEL_SHA256:
+        return wheel
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--quiet",
+                "--only-binary=:all:",
+                "--dest",
+                tmp,
+                WHEEL_REQUIREMENT,
+            ],
+            check=True,
+        )
+        downloaded = Path(tmp) / WHEEL_NAME
+        actual = sha256(downloaded)
+        if actual != WHEEL_SHA256:
+            raise RuntimeError(f"{WHEEL_NAME}: sha256 {actual}, expected {WHEEL_SHA256}")
+        shutil.move(downloaded, wheel)
+    return wheel
+
+
+def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
+    """Write model.onnx for the detector and recognizer into `repository`; return the paths."""
+    wheel = wheel or fetch_wheel()
+    written = []
+    with zipfile.ZipFile(wheel) as archive:
+        for member, model in MODELS.items():
+            target = repository / model / "1" / "model.onnx"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(".onnx.partial")
+            with archive.open(member) as src, open(partial, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            partial.replace(target)  # atomic: a running server never sees half a file
+            written.append(target)
+    return written

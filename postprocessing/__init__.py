@@ -1,0 +1,1 @@
+"""Pure post-processing: probability map -> boxes -> crops; CTC -> text. No Triton imports."""

@@ -1,0 +1,46 @@
+"""CTC greedy decoding with per-text confidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def ctc_greedy_decode(
+    indices: np.ndarray, probs: np.ndarray, alphabet: Sequence[str], blank_index: int = 0
+) -> list[tuple[str, float]]:
+    """Decode best-path class indices [N, T] with their probabilities [N, T].
+
+    Repeated classes collapse, blanks drop out; the confidence is the mean probability of the
+    kept steps (0.0 when nothing is kept).
+    """
+    indices = np.asarray(indices)
+    probs = np.asarray(probs, dtype=np.float32)
+    if indices.ndim != 2 or indices.shape != probs.shape:
+        raise ValueError(f"expected matching [N, T] arrays, got {indices.shape} and {probs.shape}")
+    repeated = np.zeros_like(indices, dtype=bool)
+    repeated[:, 1:] = indices[:, 1:] == indices[:, :-1]
+    keep = (indices != blank_index) & ~repeated
+    results = []
+    for row_idx, row_prob, row_keep in zip(indices, probs, keep, strict=True):
+        kept = row_idx[row_keep]
+        text = "".join(alphabet[i] for i in kept)
+        score = float(row_prob[row_keep].mean()) if kept.size else 0.0
+        results.append((text, score))
+    return results
+
+
+def ctc_decode_probabilities(
+    probabilities: np.ndarray, alphabet: Sequence[str], blank_index: int = 0
+) -> list[tuple[str, float]]:
+    """Decode a recognizer's class probabilities [N, T, C] (greedy best path)."""
+    if probabilities.ndim != 3:
+        raise ValueError(f"expected [N, T, C] probabilities, got shape {probabilities.shape}")
+    if probabilities.shape[2] != len(alphabet):
+        raise ValueError(
+            f"recognizer has {probabilities.shape[2]} classes but the alphabet has {len(alphabet)}"
+        )
+    return ctc_greedy_decode(
+        probabilities.argmax(axis=2), probabilities.max(axis=2), alphabet, blank_index
+    )

@@ -1,0 +1,73 @@
+"""Differentiable-Binarization (DB) probability map -> scored quadrilaterals."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pyclipper
+
+from .geometry import order_quad
+
+
+def box_score(prob: np.ndarray, quad: np.ndarray) -> float:
+    """Mean probability inside `quad`, computed on the quad's bounding window only."""
+    h, w = prob.shape
+    xmin = int(np.clip(np.floor(quad[:, 0].min()), 0, w - 1))
+    xmax = int(np.clip(np.ceil(quad[:, 0].max()), 0, w - 1))
+    ymin = int(np.clip(np.floor(quad[:, 1].min()), 0, h - 1))
+    ymax = int(np.clip(np.ceil(quad[:, 1].max()), 0, h - 1))
+    mask = np.zeros((ymax - ymin + 1, xmax - xmin + 1), dtype=np.uint8)
+    shifted = (quad - np.array([xmin, ymin], dtype=np.float32)).round().astype(np.int32)
+    cv2.fillPoly(mask, [shifted], 1)
+    return float(cv2.mean(prob[ymin : ymax + 1, xmin : xmax + 1], mask)[0])
+
+
+def unclip(quad: np.ndarray, ratio: float) -> np.ndarray:
+    """Grow a shrunk text kernel back to the full text (offset = area * ratio / perimeter)."""
+    area = abs(cv2.contourArea(quad.astype(np.float32)))
+    perimeter = cv2.arcLength(quad.astype(np.float32), True)
+    if perimeter == 0:
+        return quad
+    distance = area * ratio / perimeter
+    offset = pyclipper.PyclipperOffset()
+    offset.AddPath(
+        quad.round().astype(np.int64).tolist(), pyclipper.JT_ROUND, pyclipper.ET_CLOSEDPOLYGON
+    )
+    grown = offset.Execute(distance)
+    if not grown:
+        return quad
+    return np.asarray(max(grown, key=len), dtype=np.float32)
+
+
+def db_boxes(
+    prob: np.ndarray,
+    thresh: float,
+    box_thresh: float,
+    unclip_ratio: float,
+    max_candidates: int,
+    min_size: float = 3.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Find text boxes in a [H, W] probability map.
+
+    Returns (quads [N, 4, 2] float32 in map pixels, ordered tl, tr, br, bl; scores [N]).
+    """
+    bitmap = (prob > thresh).astype(np.uint8)
+    bitmap = cv2.dilate(bitmap, np.ones((2, 2), np.uint8))
+    contours, _ = cv2.findContours(bitmap, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    quads, scores = [], []
+    for contour in contours[:max_candidates]:
+        rect = cv2.minAreaRect(contour)
+        if min(rect[1]) < min_size:
+            continue
+        kernel = cv2.boxPoints(rect)
+        score = box_score(prob, kernel)
+        if score < box_thresh:
+            continue
+        grown = cv2.minAreaRect(unclip(kernel, unclip_ratio))
+        if min(grown[1]) < min_size + 2:
+            continue
+        quads.append(order_quad(cv2.boxPoints(grown)))
+        scores.append(score)
+    if not quads:
+        return np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32)
+    return np.stack(quads).astype(np.float32), np.asarray(scores, np.float32)

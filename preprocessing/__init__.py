@@ -1,0 +1,1 @@
+"""Pure pre-processing: bytes -> image -> detector tensor. No Triton imports."""

@@ -1,0 +1,51 @@
+"""Decoded image -> the detector's input tensor (resize geometry and normalisation)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+
+def detection_size(
+    height: int, width: int, min_side: int, max_side: int, multiple: int = 32
+) -> tuple[int, int]:
+    """Aspect-preserving target (height, width) for the detector, sides multiples of `multiple`.
+
+    Small images are scaled up until the short side reaches `min_side` (small text needs pixels),
+    then the long side is capped at `max_side` (bounded cost); each side is rounded to the nearest
+    multiple, never below one multiple. No crop: the whole image is always seen.
+    """
+    if height <= 0 or width <= 0:
+        raise ValueError(f"image has no pixels: {width}x{height}")
+    scale = max(1.0, min_side / min(height, width))
+    scale = min(scale, max_side / max(height, width))
+
+    def snap(side: int) -> int:
+        return max(multiple, int(round(side * scale / multiple)) * multiple)
+
+    return snap(height), snap(width)
+
+
+def normalize_chw(
+    image: np.ndarray, mean: Sequence[float], std: Sequence[float], scale: float = 1 / 255.0
+) -> np.ndarray:
+    """HxWxC uint8 -> CxHxW float32 as (pixel * scale - mean) / std, per channel."""
+    m = np.asarray(mean, dtype=np.float32)
+    s = np.asarray(std, dtype=np.float32)
+    out = (image.astype(np.float32) * np.float32(scale) - m) / s
+    return np.ascontiguousarray(out.transpose(2, 0, 1))
+
+
+def detection_input(
+    image: np.ndarray,
+    min_side: int,
+    max_side: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+) -> np.ndarray:
+    """BGR uint8 image -> [1, 3, H', W'] float32 detector input."""
+    height, width = detection_size(image.shape[0], image.shape[1], min_side, max_side)
+    resized = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
+    return normalize_chw(resized, mean, std)[None]

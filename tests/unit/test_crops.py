@@ -1,0 +1,57 @@
+import numpy as np
+
+from triton_ocr.postprocessing.crops import recognition_batch, resized_width, warp_crop
+
+
+def gradient_image(h=100, w=200):
+    ys, xs = np.mgrid[0:h, 0:w]
+    return np.stack([xs % 256, ys % 256, (xs + ys) % 256], axis=-1).astype(np.uint8)
+
+
+def test_axis_aligned_crop_matches_slice():
+    image = gradient_image()
+    quad = np.array([[20, 10], [120, 10], [120, 40], [20, 40]], np.float32)
+    crop = warp_crop(image, quad)
+    assert crop.shape == (30, 100, 3)
+    assert np.abs(crop.astype(int) - image[10:40, 20:120].astype(int)).max() <= 2
+
+
+def test_rotated_quad_is_rectified():
+    image = np.full((200, 200, 3), 255, np.uint8)
+    # a dark bar rotated by 45 degrees
+    quad = np.array([[50, 100], [100, 50], [114, 64], [64, 114]], np.float32)
+    import cv2
+
+    cv2.fillPoly(image, [quad.astype(np.int32)], (0, 0, 0))
+    crop = warp_crop(image, quad)
+    assert abs(crop.shape[1] - 71) <= 1 and abs(crop.shape[0] - 20) <= 1
+    assert crop[3:-3, 3:-3].mean() < 40  # the whole crop is the dark bar
+
+
+def test_vertical_crop_is_turned():
+    image = gradient_image()
+    quad = np.array([[10, 10], [30, 10], [30, 90], [10, 90]], np.float32)
+    assert warp_crop(image, quad).shape[:2] == (20, 80)
+
+
+def test_resized_width():
+    assert resized_width(24, 100, 48, 3200) == 200
+    assert resized_width(4, 2000, 48, 3200) == 3200
+
+
+def test_recognition_batch_shapes_and_padding():
+    crops = [np.full((24, 100, 3), 255, np.uint8), np.full((48, 800, 3), 0, np.uint8)]
+    batch = recognition_batch(crops, 48, 320, 3200, (0.5,) * 3, (0.5,) * 3)
+    assert batch.shape == (2, 3, 48, 800) and batch.dtype == np.float32
+    assert np.allclose(batch[0, :, :, :200], 1.0)  # white -> +1
+    assert np.allclose(batch[0, :, :, 200:], 0.0)  # padding
+    assert np.allclose(batch[1], -1.0)  # black -> -1
+
+
+def test_recognition_batch_minimum_width_and_empty():
+    batch = recognition_batch(
+        [np.zeros((10, 10, 3), np.uint8)], 48, 320, 3200, (0.5,) * 3, (0.5,) * 3
+    )
+    assert batch.shape == (1, 3, 48, 320)
+    empty = recognition_batch([], 48, 320, 3200, (0.5,) * 3, (0.5,) * 3)
+    assert empty.shape == (1, 3, 48, 320) and not empty.any()

@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+
+from triton_ocr.preprocessing.detection import detection_input, detection_size, normalize_chw
+
+
+@pytest.mark.parametrize(
+    ("hw", "expected"),
+    [
+        ((736, 736), (736, 736)),  # already at the minimum side: unchanged
+        ((100, 200), (736, 1472)),  # small images are scaled up to the short-side minimum
+        ((1000, 4000), (512, 1984)),  # long side capped at 2000, rounded to a multiple of 32
+        ((3000, 1500), (1984, 992)),
+        ((5, 5000), (32, 1984)),  # never below one multiple
+    ],
+)
+def test_detection_size(hw, expected):
+    assert detection_size(*hw, min_side=736, max_side=2000) == expected
+
+
+def test_detection_size_keeps_aspect_and_multiples():
+    for h, w in [(480, 640), (1234, 987), (33, 2100), (2500, 2500)]:
+        rh, rw = detection_size(h, w, 736, 2000)
+        assert rh % 32 == 0 and rw % 32 == 0
+        assert abs(rw / rh - w / h) / (w / h) < 0.1 or min(rh, rw) == 32
+
+
+def test_detection_size_rejects_empty():
+    with pytest.raises(ValueError):
+        detection_size(0, 10, 736, 2000)
+
+
+def test_normalize_chw_values_and_layout():
+    image = np.zeros((2, 3, 3), np.uint8)
+    image[..., 0] = 255
+    out = normalize_chw(image, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+    assert out.shape == (3, 2, 3) and out.dtype == np.float32
+    assert np.allclose(out[0], 1.0) and np.allclose(out[1:], -1.0)
+
+
+def test_detection_input_shape():
+    out = detection_input(np.zeros((300, 500, 3), np.uint8), 736, 2000, (0.5,) * 3, (0.5,) * 3)
+    assert out.shape == (1, 3, 736, 1216)

@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+
+from triton_ocr.postprocessing.geometry import order_quad, quad_size, reading_order, scale_quads
+
+
+def box(x0, y0, x1, y1):
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+@pytest.mark.parametrize("perm", [(0, 1, 2, 3), (2, 0, 3, 1), (3, 2, 1, 0), (1, 3, 0, 2)])
+def test_order_quad_is_clockwise_from_top_left(perm):
+    quad = box(10, 20, 110, 50)
+    assert np.array_equal(order_quad(quad[list(perm)]), quad)
+
+
+def test_order_quad_tilted_text():
+    angle = np.radians(-20)  # rising to the right
+    rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    quad = box(0, 0, 100, 20) @ rot.T + 200
+    ordered = order_quad(quad[[2, 3, 0, 1]])
+    assert np.allclose(ordered, quad, atol=1e-4)
+
+
+def test_scale_quads_maps_and_clips():
+    quads = box(0, 0, 100, 50)[None]
+    out = scale_quads(quads, from_hw=(100, 200), to_hw=(50, 100))
+    assert np.allclose(out[0], box(0, 0, 50, 25))
+    clipped = scale_quads(box(-5, -5, 300, 300)[None], (100, 100), (100, 100))
+    assert clipped.min() == 0 and clipped[..., 0].max() == 99 and clipped[..., 1].max() == 99
+
+
+def test_quad_size():
+    assert quad_size(box(0, 0, 30, 10)) == (30.0, 10.0)
+
+
+def test_reading_order_lines_then_left_to_right():
+    quads = np.stack(
+        [
+            box(300, 100, 400, 130),  # line 2, right
+            box(10, 12, 100, 40),  # line 1, left
+            box(10, 98, 120, 132),  # line 2, left (slightly taller)
+            box(200, 8, 290, 36),  # line 1, right (slightly higher)
+        ]
+    )
+    assert reading_order(quads).tolist() == [1, 3, 2, 0]
+
+
+def test_reading_order_empty():
+    assert reading_order(np.zeros((0, 4, 2), np.float32)).tolist() == []

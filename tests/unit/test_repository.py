@@ -1,0 +1,55 @@
+"""Static checks of the model repository: the ensemble wiring and the client's contract."""
+
+import pytest
+from tritonclient.grpc import model_config_pb2
+
+from triton_ocr.client import contract
+
+from .configs import REPOSITORY, load_config
+
+MODELS = sorted(p.parent.name for p in REPOSITORY.glob("*/config.pbtxt"))
+
+
+def test_expected_models():
+    assert set(MODELS) >= {
+        "detection_preprocessing",
+        "text_detection",
+        "detection_postprocessing",
+        "text_recognition",
+        "recognition_postprocessing",
+        "ensemble_model",
+    }
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_config_name_matches_folder(model):
+    assert load_config(model).name == model
+
+
+def test_client_contract_matches_ensemble():
+    ensemble = load_config(contract.MODEL_NAME)
+    assert [i.name for i in ensemble.input] == [contract.INPUT_IMAGE]
+    assert list(ensemble.input[0].dims) == [-1]
+    assert ensemble.input[0].data_type == model_config_pb2.TYPE_UINT8
+    assert tuple(o.name for o in ensemble.output) == contract.OUTPUTS
+
+
+def test_ensemble_steps_use_declared_tensors():
+    ensemble = load_config("ensemble_model")
+    available = {i.name for i in ensemble.input}
+    for step in ensemble.ensemble_scheduling.step:
+        model = load_config(step.model_name)
+        assert set(step.input_map) == {i.name for i in model.input}, step.model_name
+        assert set(step.output_map) <= {o.name for o in model.output}, step.model_name
+        assert set(step.input_map.values()) <= available, step.model_name
+        available |= set(step.output_map.values())
+    assert {o.name for o in ensemble.output} <= available
+
+
+@pytest.mark.parametrize("model", ["text_detection", "text_recognition"])
+def test_onnx_models_use_kind_auto(model):
+    config = load_config(model)
+    assert config.backend == "onnxruntime"
+    assert [g.kind for g in config.instance_group] == [
+        model_config_pb2.ModelInstanceGroup.KIND_AUTO
+    ]

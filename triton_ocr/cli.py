@@ -1,0 +1,116 @@
+"""`triton-ocr`: export models, serve them locally, read images, run the demo."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import typer
+
+from triton_ocr.client.client import read as read_command
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+export_app = typer.Typer(
+    no_args_is_help=True, help="Put a model pack's ONNX files into a repository."
+)
+app.add_typer(export_app, name="export")
+app.command("read")(read_command)
+
+REPOSITORY_HELP = "Triton model repository (default: $TRITON_OCR_REPOSITORY or ./repository)."
+
+
+def default_repository() -> Path:
+    return Path(os.environ.get("TRITON_OCR_REPOSITORY", "repository"))
+
+
+@export_app.command("ppocr")
+def export_ppocr_command(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+) -> None:
+    """PP-OCRv4 detection + recognition, taken out of the rapidocr-onnxruntime 1.4.4 wheel."""
+    from triton_ocr.export.ppocr import export_ppocr
+
+    for path in export_ppocr(repository or default_repository()):
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
+def serve(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    host: str = typer.Option("127.0.0.1", help="Bind address (loopback unless told otherwise)."),
+    http_port: int = typer.Option(8000),
+    grpc_port: int = typer.Option(8001),
+    metrics_port: int = typer.Option(8002),
+    log_verbose: int = typer.Option(0, help="Triton's --log-verbose level."),
+) -> None:
+    """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM."""
+    from triton_ocr.server import ServerError, ServerOptions, running_server
+
+    opts = ServerOptions(
+        repository or default_repository(), host, http_port, grpc_port, metrics_port, log_verbose
+    )
+    # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        with running_server(opts) as process:
+            typer.echo(
+                f"ready: http://{host}:{http_port}  grpc {host}:{grpc_port}  "
+                f"metrics http://{host}:{metrics_port}/metrics  (Ctrl-C stops)",
+                err=True,
+            )
+            process.wait()
+            raise typer.Exit(process.returncode or 0)
+    except KeyboardInterrupt:
+        typer.echo("stopped", err=True)
+    except ServerError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+@app.command()
+def doctor(
+    fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
+) -> None:
+    """Check that the local Triton runtime can start (server binary, stub, libpython)."""
+    from triton_ocr.server import ServerError, ensure_libpython
+
+    try:
+        typer.echo(ensure_libpython(fix))
+    except ServerError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+@app.command()
+def demo(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    http_port: int = typer.Option(8000),
+    grpc_port: int = typer.Option(8001),
+    metrics_port: int = typer.Option(8002),
+) -> None:
+    """Export the ppocr pack if needed, start the server, OCR a rendered sample, stop."""
+    from triton_ocr.client import OcrClient
+    from triton_ocr.export.ppocr import export_ppocr
+    from triton_ocr.samples import render
+    from triton_ocr.server import ServerOptions, running_server
+
+    repository = repository or default_repository()
+    if not all(
+        (repository / m / "1" / "model.onnx").is_file()
+        for m in ("text_detection", "text_recognition")
+    ):
+        export_ppocr(repository)
+    sample = render()
+    opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port)
+    typer.echo("starting Triton ...", err=True)
+    with running_server(opts), OcrClient(f"127.0.0.1:{http_port}") as client:
+        lines = client.read(sample.png)
+    typer.echo(f"sample image ({sample.size[0]}x{sample.size[1]}) rendered with:")
+    for text in sample.texts:
+        typer.echo(f"  {text}")
+    typer.echo("the service read:")
+    for line in lines:
+        typer.echo(f"  {line.text}  (score {line.score:.3f})")
+    sys.stdout.flush()
