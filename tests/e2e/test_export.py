@@ -7,21 +7,10 @@ import subprocess
 
 import onnxruntime as ort
 
+from tests.unit.configs import load_config
 from triton_ocr.postprocessing.alphabet import load_alphabet
 
 from .conftest import ROOT
-
-
-def test_exported_models_match_their_configs(repository):
-    from tests.unit.configs import load_config
-
-    for model in ("text_detection", "text_recognition"):
-        session = ort.InferenceSession(
-            str(repository / model / "1" / "model.onnx"), providers=["CPUExecutionProvider"]
-        )
-        config = load_config(model)
-        assert [i.name for i in config.input] == [i.name for i in session.get_inputs()]
-        assert [o.name for o in config.output] == [o.name for o in session.get_outputs()]
 
 
 def test_alphabet_comes_from_the_recognizer_metadata(repository):
@@ -40,3 +29,18 @@ def test_model_files_are_ignored_by_git(repository):
         path = repository / model / "1" / "model.onnx"
         ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False)
         assert ignored.returncode == 0, f"{path} is not git-ignored"
+
+
+def test_config_names_and_dims_agree_with_the_onnx_files(repository):
+    """The C++ ONNX Runtime backend rejects a config whose names or fixed dims differ."""
+    for model in ("text_detection", "text_recognition"):
+        session = ort.InferenceSession(
+            str(repository / model / "1" / "model.onnx"), providers=["CPUExecutionProvider"]
+        )
+        config = load_config(model)
+        pairs = [(config.input, session.get_inputs()), (config.output, session.get_outputs())]
+        for declared, actual in pairs:
+            assert [t.name for t in declared] == [t.name for t in actual], model
+            for tensor, onnx_tensor in zip(declared, actual, strict=True):
+                fixed = [d if isinstance(d, int) else -1 for d in onnx_tensor.shape]
+                assert list(tensor.dims) == fixed, (model, tensor.name, onnx_tensor.shape)
