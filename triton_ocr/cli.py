@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import typer
@@ -32,7 +33,12 @@ def export_ppocr_command(
     """PP-OCRv4 detection + recognition, taken out of the rapidocr-onnxruntime 1.4.4 wheel."""
     from triton_ocr.export.ppocr import export_ppocr
 
-    for path in export_ppocr(repository or default_repository()):
+    try:
+        written = export_ppocr(repository or default_repository())
+    except FileNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for path in written:
         typer.echo(f"wrote {path}")
 
 
@@ -90,23 +96,26 @@ def demo(
     grpc_port: int = typer.Option(8001),
     metrics_port: int = typer.Option(8002),
 ) -> None:
-    """Export the ppocr pack if needed, start the server, OCR a rendered sample, stop."""
+    """Export the ppocr pack, start the server, OCR a rendered sample, print it, stop."""
     from triton_ocr.client import OcrClient
-    from triton_ocr.export.ppocr import export_ppocr
     from triton_ocr.samples import render
-    from triton_ocr.server import ServerOptions, running_server
+    from triton_ocr.server import ServerError, ServerOptions, running_server
 
     repository = repository or default_repository()
-    if not all(
-        (repository / m / "1" / "model.onnx").is_file()
-        for m in ("text_detection", "text_recognition")
-    ):
-        export_ppocr(repository)
+    export_ppocr_command(repository)  # the wheel is cached after the first run
     sample = render()
     opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port)
     typer.echo("starting Triton ...", err=True)
-    with running_server(opts), OcrClient(f"127.0.0.1:{http_port}") as client:
-        lines = client.read(sample.png)
+    with tempfile.TemporaryDirectory(prefix="triton-ocr-demo-") as tmp:
+        try:
+            with (
+                running_server(opts, log_file=Path(tmp) / "tritonserver.log"),
+                OcrClient(f"127.0.0.1:{http_port}") as client,
+            ):
+                lines = client.read(sample.png)
+        except ServerError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
     typer.echo(f"sample image ({sample.size[0]}x{sample.size[1]}) rendered with:")
     for text in sample.texts:
         typer.echo(f"  {text}")

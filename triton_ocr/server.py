@@ -224,12 +224,26 @@ def running_server(
         )
         try:
             host = "127.0.0.1" if opts.host in ("0.0.0.0", "") else opts.host
-            wait_ready(f"http://{host}:{opts.http_port}/v2/health/ready", process, ready_timeout)
+            try:
+                wait_ready(
+                    f"http://{host}:{opts.http_port}/v2/health/ready", process, ready_timeout
+                )
+            except ServerError as exc:
+                if log:
+                    log.flush()
+                    raise ServerError(f"{exc}\n{log_tail(log_file)}") from exc
+                raise
             yield process
         finally:
             stop(process)
             if log:
                 log.close()
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The end of a server log, with the errors Triton printed, for a failure message."""
+    text = path.read_text(errors="replace").splitlines()
+    return "--- end of the tritonserver log ---\n" + "\n".join(text[-lines:])
 
 
 def stop(process: subprocess.Popen, timeout: float = 40.0) -> int:
