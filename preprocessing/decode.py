@@ -13,7 +13,7 @@ import warnings
 
 import cv2
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 EXIF_ORIENTATION_TAG = 0x0112
 
@@ -30,16 +30,15 @@ def image_header(data: bytes) -> tuple[str | None, tuple[int, int] | None, int]:
     """
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore")  # Pillow warns about large images; we check below
             with Image.open(io.BytesIO(data)) as img:
-                orientation = 1
                 try:
                     orientation = int(img.getexif().get(EXIF_ORIENTATION_TAG, 1))
                 except Exception:  # a broken EXIF block must not hide a decodable image
                     orientation = 1
                 return img.format, img.size, orientation
-    except (UnidentifiedImageError, Image.DecompressionBombError):
-        return None, None, 1
+    except Image.DecompressionBombError as exc:  # far beyond any sane limit: refuse here
+        raise ImageDecodeError(f"image too large: {exc}") from exc
     except Exception:
         return None, None, 1
 

@@ -21,7 +21,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
@@ -148,7 +148,6 @@ class ServerOptions:
     grpc_port: int = 8001
     metrics_port: int = 8002
     log_verbose: int = 0
-    extra_args: list[str] = field(default_factory=list)
 
 
 def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOptions) -> list[str]:
@@ -166,7 +165,6 @@ def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOpti
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
         "--exit-timeout-secs=30",
-        *opts.extra_args,
     ]
 
 
@@ -211,9 +209,12 @@ def running_server(
     if not (opts.repository / "ensemble_model" / "config.pbtxt").is_file():
         raise ServerError(f"{opts.repository} is not a model repository (no ensemble_model)")
     dist = find_distribution()
-    with tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
         backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
-        log = open(log_file, "wb") if log_file else None  # noqa: SIM115 - closed below
+        log = stack.enter_context(open(log_file, "wb")) if log_file else None
         process = subprocess.Popen(
             server_command(dist, backend_dir, opts),
             env=server_environment(dist),
@@ -236,8 +237,6 @@ def running_server(
             yield process
         finally:
             stop(process)
-            if log:
-                log.close()
 
 
 def log_tail(path: Path, lines: int = 30) -> str:

@@ -90,3 +90,10 @@ def test_pixel_limit_is_checked_before_decoding():
     data = encode(Image.new("L", (4000, 3000), 255), "PNG")
     with pytest.raises(ImageDecodeError, match="12000000 pixels exceeds the limit"):
         decode_image(data, 1_000_000)
+
+
+def test_decompression_bomb_is_refused_without_decoding():
+    bomb = encode(Image.new("1", (15000, 15000), 1), "PNG")  # 225 M pixels in a few kB
+    assert len(bomb) < 100_000
+    with pytest.raises(ImageDecodeError, match="too large"):
+        decode_image(bomb, LIMIT)
