@@ -14,6 +14,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from triton_ocr.packs import model_file
+
 WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
 WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
 WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
@@ -69,21 +71,14 @@ def fetch_wheel(cache: Path | None = None) -> Path:
 
 
 def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
-    """Write model.onnx for the detector and recognizer into `repository`; return the paths."""
-    missing = [m for m in MODELS.values() if not (repository / m / "config.pbtxt").is_file()]
-    if missing:
-        raise FileNotFoundError(
-            f"{repository} is not the model repository: no config for {missing}"
-        )
+    """Write the detector and recognizer into `repository` (at the files their configs name)."""
+    targets = {member: model_file(repository, model) for member, model in MODELS.items()}
     wheel = wheel or fetch_wheel()
-    written = []
     with zipfile.ZipFile(wheel) as archive:
-        for member, model in MODELS.items():
-            target = repository / model / "1" / "model.onnx"
+        for member, target in targets.items():
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_suffix(".onnx.partial")
+            partial = target.with_name(target.name + ".partial")
             with archive.open(member) as src, open(partial, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             partial.replace(target)  # atomic: a running server never sees half a file
-            written.append(target)
-    return written
+    return list(targets.values())

@@ -31,11 +31,13 @@ def latest_version_file(model_dir: Path, filename: str = "model.onnx") -> Path:
     raise FileNotFoundError(f"no {filename} under {model_dir}/<version>/ (run `triton-ocr export`)")
 
 
-def load_alphabet(model_dir: Path, metadata_key: str, append_space: bool) -> list[str]:
-    """Alphabet stored under `metadata_key` in the ONNX metadata of the model in `model_dir`."""
+def load_alphabet(
+    model_dir: Path, filename: str, metadata_key: str, append_space: bool
+) -> list[str]:
+    """Alphabet stored under `metadata_key` in the ONNX metadata of `model_dir`'s `filename`."""
     import onnxruntime as ort  # only needed at load time
 
-    path = latest_version_file(Path(model_dir))
+    path = latest_version_file(Path(model_dir), filename)
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

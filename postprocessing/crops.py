@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from triton_ocr.params import DetectionPostprocessing
+
 from .geometry import quad_size
 
 VERTICAL_RATIO = 1.5  # a crop this much taller than wide is a vertical line: turn it to read
@@ -33,26 +35,35 @@ def resized_width(height: int, width: int, target_height: int, max_width: int) -
     return int(min(max_width, max(1, math.ceil(target_height * width / max(height, 1)))))
 
 
-def recognition_batch(
-    crops: Sequence[np.ndarray],
-    height: int,
-    min_width: int,
-    max_width: int,
-    mean: Sequence[float],
-    std: Sequence[float],
-) -> np.ndarray:
-    """Resize crops to `height` keeping aspect, normalise, right-pad to one width.
+def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessing) -> np.ndarray:
+    """Resize crops to the recognizer's height, normalise, right-pad to one width.
 
-    Returns [N, 3, height, W] float32 with W = max(min_width, widest crop). Padding is 0 after
-    normalisation, as in PP-OCR's training. An empty list gives one blank crop of min_width, since
-    ONNX Runtime rejects a zero-size batch for the recognizer; callers know the true count.
+    Returns [N, C, height, W] float32. With `rec_keep_aspect`, each crop keeps its aspect ratio
+    (width capped at rec_max_width) and W = max(rec_min_width, widest crop), the padding being 0
+    after normalisation as in PP-OCR's training; otherwise every crop is stretched to
+    rec_max_width, as fixed-size recognizers expect. C is 3 (BGR) or 1 (grayscale). An empty list
+    gives one blank crop, since ONNX Runtime rejects a zero-size batch for the recognizers;
+    callers know the true count.
     """
-    widths = [resized_width(c.shape[0], c.shape[1], height, max_width) for c in crops]
-    batch_width = max([min_width, *widths])
-    batch = np.zeros((max(1, len(crops)), 3, height, batch_width), dtype=np.float32)
-    m = np.asarray(mean, dtype=np.float32)
-    s = np.asarray(std, dtype=np.float32)
-    for i, (crop, w) in enumerate(zip(crops, widths, strict=True)):
-        resized = cv2.resize(crop, (w, height), interpolation=cv2.INTER_LINEAR)
-        batch[i, :, :, :w] = ((resized.astype(np.float32) / 255.0 - m) / s).transpose(2, 0, 1)
+    p = params
+    if p.rec_keep_aspect:
+        widths = [
+            resized_width(c.shape[0], c.shape[1], p.rec_height, p.rec_max_width) for c in crops
+        ]
+        batch_width = max([p.rec_min_width, *widths])
+    else:
+        widths = [p.rec_max_width] * len(crops)
+        batch_width = p.rec_max_width
+    shape = (max(1, len(crops)), p.rec_channels, p.rec_height, batch_width)
+    batch = np.zeros(shape, dtype=np.float32)
+    mean = np.asarray(p.rec_mean, dtype=np.float32)
+    std = np.asarray(p.rec_std, dtype=np.float32)
+    for i, (crop, width) in enumerate(zip(crops, widths, strict=True)):
+        if p.rec_channels == 1 and crop.ndim == 3:
+            crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        resized = cv2.resize(crop, (width, p.rec_height), interpolation=cv2.INTER_LINEAR)
+        resized = resized.reshape(p.rec_height, width, -1)
+        batch[i, :, :, :width] = ((resized.astype(np.float32) / 255.0 - mean) / std).transpose(
+            2, 0, 1
+        )
     return batch

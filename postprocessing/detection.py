@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from triton_ocr.params import DetectionPostprocessing
+from triton_ocr.params import DBParameters, DetectionPostprocessing, EASTParameters
 
 from .crops import recognition_batch, warp_crop
 from .db import db_boxes
+from .east import STRIDE, east_boxes
 from .geometry import quad_size, reading_order, scale_quads
 
 
@@ -17,30 +19,49 @@ from .geometry import quad_size, reading_order, scale_quads
 class Detections:
     quads: np.ndarray  # [N, 4, 2] float32, original image pixels, reading order
     scores: np.ndarray  # [N] float32 detection scores
-    batch: np.ndarray  # [max(N, 1), 3, H, W] float32 recognizer input
+    batch: np.ndarray  # [max(N, 1), C, H, W] float32 recognizer input
+
+
+def find_boxes(
+    maps: Sequence[np.ndarray], detector: DBParameters | EASTParameters
+) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """Boxes in the detector's input frame, their scores, and that frame's (height, width).
+
+    DB: one probability map at input resolution (any leading singleton dims).
+    EAST: NHWC score [1, H/4, W/4, 1] and geometry [1, H/4, W/4, 5] maps.
+    """
+    if isinstance(detector, DBParameters):
+        (prob,) = maps
+        prob = np.asarray(prob, dtype=np.float32).reshape(prob.shape[-2:])
+        d = detector
+        quads, scores = db_boxes(prob, d.thresh, d.box_thresh, d.unclip_ratio, d.max_candidates)
+        return quads, scores, prob.shape
+    score_map, geometry = maps
+    score_map = np.asarray(score_map, dtype=np.float32).reshape(score_map.shape[-3:-1])
+    geometry = np.asarray(geometry, dtype=np.float32).reshape(*score_map.shape, 5)
+    d = detector
+    quads, scores = east_boxes(
+        score_map, geometry, d.score_thresh, d.merge_iou, d.nms_iou, d.max_candidates
+    )
+    return quads, scores, (score_map.shape[0] * STRIDE, score_map.shape[1] * STRIDE)
 
 
 def detect_texts(
-    prob_map: np.ndarray, image: np.ndarray, params: DetectionPostprocessing
+    maps: Sequence[np.ndarray],
+    image: np.ndarray,
+    params: DetectionPostprocessing,
+    detector: DBParameters | EASTParameters,
 ) -> Detections:
-    """Turn a DB probability map (any leading singleton dims) into crops of the original image.
+    """Turn detector maps into boxes and crops of the ORIGINAL image (full resolution).
 
-    Boxes are found on the map, mapped to the original frame, cropped from the ORIGINAL image
-    (full resolution), and put in reading order; boxes smaller than `min_box_size` original
-    pixels on either side are dropped.
+    Boxes are mapped from the detector's input frame to the original image, boxes thinner than
+    `min_box_size` original pixels are dropped, and the rest are put in reading order.
     """
-    p = params
-    prob = np.asarray(prob_map, dtype=np.float32).reshape(prob_map.shape[-2:])
-    quads, scores = db_boxes(
-        prob, p.thresh, p.box_thresh, p.unclip_ratio, p.max_candidates, p.min_box_size
-    )
-    quads = scale_quads(quads, prob.shape, image.shape[:2])
-    keep = [i for i, q in enumerate(quads) if min(quad_size(q)) > p.min_box_size]
+    quads, scores, frame = find_boxes(maps, detector)
+    quads = scale_quads(quads, frame, image.shape[:2])
+    keep = [i for i, q in enumerate(quads) if min(quad_size(q)) > params.min_box_size]
     quads, scores = quads[keep], scores[keep]
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
-    crops = [warp_crop(image, q) for q in quads]
-    batch = recognition_batch(
-        crops, p.rec_height, p.rec_min_width, p.rec_max_width, p.rec_mean, p.rec_std
-    )
+    batch = recognition_batch([warp_crop(image, q) for q in quads], params)
     return Detections(quads.reshape(-1, 4, 2), scores.reshape(-1), batch)

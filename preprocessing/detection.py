@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from triton_ocr.params import DetectionPreprocessing
+
 
 def detection_size(
     height: int, width: int, min_side: int, max_side: int, multiple: int = 32
@@ -28,24 +30,23 @@ def detection_size(
     return snap(height), snap(width)
 
 
-def normalize_chw(
-    image: np.ndarray, mean: Sequence[float], std: Sequence[float], scale: float = 1 / 255.0
+def normalize(
+    image: np.ndarray, mean: Sequence[float], std: Sequence[float], scale: float
 ) -> np.ndarray:
-    """HxWxC uint8 -> CxHxW float32 as (pixel * scale - mean) / std, per channel."""
+    """HxWxC uint8 -> HxWxC float32 as (pixel * scale - mean) / std, per channel."""
     m = np.asarray(mean, dtype=np.float32)
     s = np.asarray(std, dtype=np.float32)
-    out = (image.astype(np.float32) * np.float32(scale) - m) / s
-    return np.ascontiguousarray(out.transpose(2, 0, 1))
+    return (image.astype(np.float32) * np.float32(scale) - m) / s
 
 
-def detection_input(
-    image: np.ndarray,
-    min_side: int,
-    max_side: int,
-    mean: Sequence[float],
-    std: Sequence[float],
-) -> np.ndarray:
-    """BGR uint8 image -> [1, 3, H', W'] float32 detector input."""
-    height, width = detection_size(image.shape[0], image.shape[1], min_side, max_side)
+def detection_input(image: np.ndarray, params: DetectionPreprocessing) -> np.ndarray:
+    """BGR uint8 image -> the detector's [1, ...] float32 input (NCHW or NHWC, BGR or RGB)."""
+    p = params
+    height, width = detection_size(image.shape[0], image.shape[1], p.min_side_len, p.max_side_len)
     resized = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
-    return normalize_chw(resized, mean, std)[None]
+    if p.channel_order == "RGB":
+        resized = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB)
+    tensor = normalize(resized, p.mean, p.std, p.scale)
+    if p.layout == "NCHW":
+        tensor = tensor.transpose(2, 0, 1)
+    return np.ascontiguousarray(tensor)[None]

@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from triton_ocr.client.client import read as read_command
+from triton_ocr.packs import DEFAULT_PACK, PACKS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 export_app = typer.Typer(
@@ -42,6 +43,33 @@ def export_ppocr_command(
         typer.echo(f"wrote {path}")
 
 
+@export_app.command("east-str")
+def export_east_str_command(
+    east: Path = typer.Option(..., help="The guide's frozen_east_text_detection.pb."),
+    str_checkpoint: Path = typer.Option(..., "--str", help="The guide's None-ResNet-None-CTC.pth."),
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+) -> None:
+    """The Triton guide's EAST detector (tf2onnx) + ResNet-CTC recognizer (torch.onnx).
+
+    Needs the export extra: pip install 'triton-ocr[export]'.
+    """
+    try:
+        from triton_ocr.export.east_str import export_east_str
+    except ImportError as exc:
+        typer.echo(
+            f"error: {exc}; install the converters: pip install 'triton-ocr[export]'", err=True
+        )
+        raise typer.Exit(1) from exc
+    try:
+        written = export_east_str(repository or default_repository(), east, str_checkpoint)
+    except (FileNotFoundError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for path in written:
+        typer.echo(f"wrote {path}")
+    typer.echo("serve it with: triton-ocr serve --pack east-str")
+
+
 @app.command()
 def serve(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
@@ -50,12 +78,22 @@ def serve(
     grpc_port: int = typer.Option(8001),
     metrics_port: int = typer.Option(8002),
     log_verbose: int = typer.Option(0, help="Triton's --log-verbose level."),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {' or '.join(PACKS)}."),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM."""
     from triton_ocr.server import ServerError, ServerOptions, running_server
 
+    if pack not in PACKS:
+        typer.echo(f"error: unknown pack {pack!r}; choose from {', '.join(PACKS)}", err=True)
+        raise typer.Exit(2)
     opts = ServerOptions(
-        repository or default_repository(), host, http_port, grpc_port, metrics_port, log_verbose
+        repository or default_repository(),
+        host,
+        http_port,
+        grpc_port,
+        metrics_port,
+        log_verbose,
+        pack,
     )
     # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
     signal.signal(signal.SIGTERM, signal.default_int_handler)

@@ -15,35 +15,77 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"parameter {name!r} must be one of {list(allowed)}, not {value!r}")
+
+
+def _check_length(names: tuple[str, ...], values: tuple[tuple, ...], length: int) -> None:
+    for name, value in zip(names, values, strict=True):
+        if len(value) != length:
+            raise ValueError(f"parameter {name!r} needs {length} values, got {len(value)}")
+
+
 @dataclasses.dataclass(frozen=True)
 class DetectionPreprocessing:
-    min_side_len: int
-    max_side_len: int
+    min_side_len: int  # short side scaled up to at least this
+    max_side_len: int  # long side capped at this
+    channel_order: str  # "BGR" or "RGB": what the detector was trained on
+    layout: str  # "NCHW" or "NHWC"
+    scale: float  # input = (pixel * scale - mean) / std
     mean: tuple[float, ...]
     std: tuple[float, ...]
-    max_image_pixels: int
+    max_image_pixels: int  # refused before decoding above this
+
+    def __post_init__(self) -> None:
+        _check_choice("channel_order", self.channel_order, ("BGR", "RGB"))
+        _check_choice("layout", self.layout, ("NCHW", "NHWC"))
+        _check_length(("mean", "std"), (self.mean, self.std), 3)
 
 
 @dataclasses.dataclass(frozen=True)
 class DetectionPostprocessing:
-    thresh: float
-    box_thresh: float
-    unclip_ratio: float
-    max_candidates: int
-    min_box_size: float
+    detector: str  # "db" or "east": which parameter group below applies
+    min_box_size: float  # boxes thinner than this (original pixels) are dropped
     rec_height: int
     rec_min_width: int
     rec_max_width: int
+    rec_keep_aspect: bool  # False: every crop is stretched to rec_max_width
+    rec_channels: int  # 3 (BGR) or 1 (grayscale)
     rec_mean: tuple[float, ...]
     rec_std: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _check_choice("rec_channels", self.rec_channels, (1, 3))
+        _check_length(("rec_mean", "rec_std"), (self.rec_mean, self.rec_std), self.rec_channels)
+
+
+@dataclasses.dataclass(frozen=True)
+class DBParameters:
+    thresh: float  # pixel probability threshold
+    box_thresh: float  # minimum mean probability inside a box
+    unclip_ratio: float  # growth of the shrunk text kernel
+    max_candidates: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EASTParameters:
+    score_thresh: float  # cell score threshold
+    merge_iou: float  # locality-aware merge of neighbouring cells' boxes
+    nms_iou: float  # rotated NMS between merged boxes
+    max_candidates: int  # cells kept (strongest first) before merging
+
+
+DETECTORS = {"db": DBParameters, "east": EASTParameters}
 
 
 @dataclasses.dataclass(frozen=True)
 class RecognitionPostprocessing:
-    text_score: float
-    recognizer_model: str
+    text_score: float  # texts below this mean CTC confidence are dropped
+    recognizer_model: str  # model folder whose ONNX file holds the alphabet
+    recognizer_file: str  # that model's file name (its config's default_model_filename)
     alphabet_metadata_key: str
-    append_space: bool
+    append_space: bool  # PaddleOCR appends a space class after its dictionary
 
 
 def _convert(raw: str, kind: Any, name: str) -> Any:
@@ -65,30 +107,64 @@ def _convert(raw: str, kind: Any, name: str) -> Any:
     raise TypeError(f"parameter {name!r}: unsupported type {kind}")
 
 
-def parse_parameters(cls: type[T], parameters: Mapping[str, Any]) -> T:
-    """Build `cls` from a config's parameters ({"key": {"string_value": "..."}} or plain strings).
-
-    Unknown keys are errors too, so a typo in config.pbtxt cannot go unnoticed.
-    """
-    hints = typing.get_type_hints(cls)
-    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    raw = {
+def _raw(parameters: Mapping[str, Any]) -> dict[str, str]:
+    return {
         key: value["string_value"] if isinstance(value, Mapping) else str(value)
         for key, value in parameters.items()
     }
-    unknown = sorted(set(raw) - fields)
-    missing = sorted(fields - set(raw))
-    if unknown or missing:
-        raise ValueError(
-            f"{cls.__name__} parameters: missing {missing or 'none'}, unknown {unknown or 'none'}"
-        )
+
+
+def _build(cls: type[T], raw: Mapping[str, str]) -> T:
+    hints = typing.get_type_hints(cls)
+    fields = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    missing = sorted(set(fields) - set(raw))
+    if missing:
+        raise ValueError(f"{cls.__name__} parameters: missing {missing}")
     return cls(**{name: _convert(raw[name], hints[name], name) for name in fields})
+
+
+def parse_groups(parameters: Mapping[str, Any], *classes: type) -> tuple:
+    """Build each dataclass in `classes` from the keys it declares.
+
+    Every class must find all its fields, and every key must belong to some class, so a typo in
+    config.pbtxt cannot go unnoticed.
+    """
+    raw = _raw(parameters)
+    known = {f.name for cls in classes for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        names = ", ".join(cls.__name__ for cls in classes)
+        raise ValueError(f"unknown parameters {unknown} (expected those of {names})")
+    return tuple(_build(cls, raw) for cls in classes)
+
+
+def parse_parameters(cls: type[T], parameters: Mapping[str, Any]) -> T:
+    """Build `cls` from a config's parameters ({"key": {"string_value": "..."}} or strings)."""
+    (result,) = parse_groups(parameters, cls)
+    return result
+
+
+def detection_postprocessing_parameters(
+    parameters: Mapping[str, Any],
+) -> tuple[DetectionPostprocessing, DBParameters | EASTParameters]:
+    """The common crop/recognizer-input parameters plus those of the configured detector."""
+    detector = _raw(parameters).get("detector", "")
+    if detector not in DETECTORS:
+        raise ValueError(
+            f"parameter 'detector' must be one of {sorted(DETECTORS)}, not {detector!r}"
+        )
+    return parse_groups(parameters, DetectionPostprocessing, DETECTORS[detector])
+
+
+def config_parameters(model_config: Mapping[str, Any] | str) -> Mapping[str, Any]:
+    """The `parameters` map of a model config given as Triton passes it (JSON text or dict)."""
+    config = json.loads(model_config) if isinstance(model_config, str) else model_config
+    return config.get("parameters", {})
 
 
 def model_parameters(cls: type[T], model_config: Mapping[str, Any] | str) -> T:
     """Parse `cls` from a model config given as Triton passes it (JSON text or dict)."""
-    config = json.loads(model_config) if isinstance(model_config, str) else model_config
-    return parse_parameters(cls, config.get("parameters", {}))
+    return parse_parameters(cls, config_parameters(model_config))
 
 
 def tensor_names(model_config: Mapping[str, Any] | str, kind: str) -> list[str]:

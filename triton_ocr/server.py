@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from triton_ocr.packs import DEFAULT_PACK, model_config_name
+
 BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
 # Python models exchange whole images through /dev/shm: start with room for a typical photo and
 # grow in large steps instead of the backend's 1 MiB default.
@@ -148,6 +150,7 @@ class ServerOptions:
     grpc_port: int = 8001
     metrics_port: int = 8002
     log_verbose: int = 0
+    pack: str = DEFAULT_PACK
 
 
 def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOptions) -> list[str]:
@@ -165,6 +168,7 @@ def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOpti
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
         "--exit-timeout-secs=30",
+        *([f"--model-config-name={name}"] if (name := model_config_name(opts.pack)) else []),
     ]
 
 

@@ -14,7 +14,7 @@ from .conftest import ROOT
 
 
 def test_alphabet_comes_from_the_recognizer_metadata(repository):
-    alphabet = load_alphabet(repository / "text_recognition", "character", append_space=True)
+    alphabet = load_alphabet(repository / "text_recognition", "model.onnx", "character", True)
     assert len(alphabet) == 6625  # blank + 6623 characters + space = the recognizer's classes
     assert alphabet[0] == "" and alphabet[-1] == " "
     assert {"A", "z", "0", "韩"} <= set(alphabet)

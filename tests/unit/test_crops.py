@@ -1,5 +1,8 @@
+import dataclasses
+
 import numpy as np
 
+from triton_ocr.params import DetectionPostprocessing
 from triton_ocr.postprocessing.crops import recognition_batch, resized_width, warp_crop
 
 
@@ -39,9 +42,32 @@ def test_resized_width():
     assert resized_width(4, 2000, 48, 3200) == 3200
 
 
+PPOCR = DetectionPostprocessing(
+    detector="db",
+    min_box_size=3,
+    rec_height=48,
+    rec_min_width=320,
+    rec_max_width=3200,
+    rec_keep_aspect=True,
+    rec_channels=3,
+    rec_mean=(0.5,) * 3,
+    rec_std=(0.5,) * 3,
+)
+STR = dataclasses.replace(
+    PPOCR,
+    rec_height=32,
+    rec_min_width=100,
+    rec_max_width=100,
+    rec_keep_aspect=False,
+    rec_channels=1,
+    rec_mean=(0.5,),
+    rec_std=(0.5,),
+)
+
+
 def test_recognition_batch_shapes_and_padding():
     crops = [np.full((24, 100, 3), 255, np.uint8), np.full((48, 800, 3), 0, np.uint8)]
-    batch = recognition_batch(crops, 48, 320, 3200, (0.5,) * 3, (0.5,) * 3)
+    batch = recognition_batch(crops, PPOCR)
     assert batch.shape == (2, 3, 48, 800) and batch.dtype == np.float32
     assert np.allclose(batch[0, :, :, :200], 1.0)  # white -> +1
     assert np.allclose(batch[0, :, :, 200:], 0.0)  # padding
@@ -49,9 +75,7 @@ def test_recognition_batch_shapes_and_padding():
 
 
 def test_recognition_batch_minimum_width_and_empty():
-    batch = recognition_batch(
-        [np.zeros((10, 10, 3), np.uint8)], 48, 320, 3200, (0.5,) * 3, (0.5,) * 3
-    )
+    batch = recognition_batch([np.zeros((10, 10, 3), np.uint8)], PPOCR)
     assert batch.shape == (1, 3, 48, 320)
-    empty = recognition_batch([], 48, 320, 3200, (0.5,) * 3, (0.5,) * 3)
+    empty = recognition_batch([], PPOCR)
     assert empty.shape == (1, 3, 48, 320) and not empty.any()

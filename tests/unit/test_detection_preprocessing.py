@@ -1,7 +1,10 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
-from triton_ocr.preprocessing.detection import detection_input, detection_size, normalize_chw
+from triton_ocr.params import DetectionPreprocessing
+from triton_ocr.preprocessing.detection import detection_input, detection_size, normalize
 
 
 @pytest.mark.parametrize(
@@ -30,14 +33,51 @@ def test_detection_size_rejects_empty():
         detection_size(0, 10, 736, 2000)
 
 
-def test_normalize_chw_values_and_layout():
+PPOCR = DetectionPreprocessing(
+    min_side_len=736,
+    max_side_len=2000,
+    channel_order="BGR",
+    layout="NCHW",
+    scale=1 / 255,
+    mean=(0.5, 0.5, 0.5),
+    std=(0.5, 0.5, 0.5),
+    max_image_pixels=10**8,
+)
+EAST = dataclasses.replace(
+    PPOCR,
+    channel_order="RGB",
+    layout="NHWC",
+    scale=1.0,
+    mean=(123.68, 116.78, 103.94),
+    std=(1, 1, 1),
+)
+
+
+def test_normalize_values():
     image = np.zeros((2, 3, 3), np.uint8)
     image[..., 0] = 255
-    out = normalize_chw(image, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
-    assert out.shape == (3, 2, 3) and out.dtype == np.float32
-    assert np.allclose(out[0], 1.0) and np.allclose(out[1:], -1.0)
+    out = normalize(image, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), scale=1 / 255)
+    assert out.shape == (2, 3, 3) and out.dtype == np.float32
+    assert np.allclose(out[..., 0], 1.0) and np.allclose(out[..., 1:], -1.0)
 
 
-def test_detection_input_shape():
-    out = detection_input(np.zeros((300, 500, 3), np.uint8), 736, 2000, (0.5,) * 3, (0.5,) * 3)
-    assert out.shape == (1, 3, 736, 1216)
+def test_detection_input_nchw_bgr():
+    image = np.zeros((300, 500, 3), np.uint8)
+    image[..., 0] = 255  # blue in BGR
+    out = detection_input(image, PPOCR)
+    assert out.shape == (1, 3, 736, 1216) and out.flags.c_contiguous
+    assert np.allclose(out[0, 0], 1.0) and np.allclose(out[0, 2], -1.0)
+
+
+def test_detection_input_nhwc_rgb_mean_subtraction():
+    image = np.zeros((300, 500, 3), np.uint8)
+    image[..., 2] = 200  # red in BGR
+    out = detection_input(image, EAST)
+    assert out.shape == (1, 736, 1216, 3)
+    assert np.allclose(out[0, ..., 0], 200 - 123.68, atol=1e-3)  # red first after BGR -> RGB
+    assert np.allclose(out[0, ..., 2], -103.94, atol=1e-3)
+
+
+def test_invalid_layout_is_a_load_time_error():
+    with pytest.raises(ValueError, match="layout"):
+        dataclasses.replace(PPOCR, layout="CHWN")

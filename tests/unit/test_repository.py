@@ -4,6 +4,7 @@ import pytest
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr.client import contract
+from triton_ocr.packs import DEFAULT_PACK, PACKS, config_path
 
 from .configs import REPOSITORY, load_config
 
@@ -21,24 +22,35 @@ def test_expected_models():
     }
 
 
+@pytest.mark.parametrize("pack", PACKS)
 @pytest.mark.parametrize("model", MODELS)
-def test_config_name_matches_folder(model):
-    assert load_config(model).name == model
+def test_config_name_matches_folder(model, pack):
+    assert load_config(model, pack).name == model
 
 
-def test_client_contract_matches_ensemble():
-    ensemble = load_config(contract.MODEL_NAME)
+@pytest.mark.parametrize("model", MODELS)
+def test_every_model_has_a_config_for_every_pack(model):
+    for pack in PACKS:
+        assert config_path(REPOSITORY, model, pack).is_file()
+        if pack != DEFAULT_PACK:
+            assert config_path(REPOSITORY, model, pack).parent.name == "configs", (model, pack)
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_client_contract_matches_ensemble(pack):
+    ensemble = load_config(contract.MODEL_NAME, pack)
     assert [i.name for i in ensemble.input] == [contract.INPUT_IMAGE]
     assert list(ensemble.input[0].dims) == [-1]
     assert ensemble.input[0].data_type == model_config_pb2.TYPE_UINT8
     assert tuple(o.name for o in ensemble.output) == contract.OUTPUTS
 
 
-def test_ensemble_steps_use_declared_tensors():
-    ensemble = load_config("ensemble_model")
+@pytest.mark.parametrize("pack", PACKS)
+def test_ensemble_steps_use_declared_tensors(pack):
+    ensemble = load_config("ensemble_model", pack)
     available = {i.name for i in ensemble.input}
     for step in ensemble.ensemble_scheduling.step:
-        model = load_config(step.model_name)
+        model = load_config(step.model_name, pack)
         assert set(step.input_map) == {i.name for i in model.input}, step.model_name
         assert set(step.output_map) <= {o.name for o in model.output}, step.model_name
         assert set(step.input_map.values()) <= available, step.model_name
@@ -46,9 +58,10 @@ def test_ensemble_steps_use_declared_tensors():
     assert {o.name for o in ensemble.output} <= available
 
 
+@pytest.mark.parametrize("pack", PACKS)
 @pytest.mark.parametrize("model", ["text_detection", "text_recognition"])
-def test_onnx_models_use_kind_auto(model):
-    config = load_config(model)
+def test_onnx_models_use_kind_auto(model, pack):
+    config = load_config(model, pack)
     assert config.backend == "onnxruntime"
     assert [g.kind for g in config.instance_group] == [
         model_config_pb2.ModelInstanceGroup.KIND_AUTO

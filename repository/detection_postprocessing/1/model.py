@@ -1,21 +1,23 @@
-"""Triton adapter: (probability map, original image) -> (recognizer batch, text boxes)."""
+"""Triton adapter: (detector maps..., original image) -> (recognizer batch, text boxes)."""
 
-from triton_ocr.params import DetectionPostprocessing, model_parameters, tensor_names
+from triton_ocr.params import config_parameters, detection_postprocessing_parameters, tensor_names
 from triton_ocr.postprocessing.detection import detect_texts
 from triton_ocr.triton_adapter import execute_each, input_array, respond
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        self.params = model_parameters(DetectionPostprocessing, args["model_config"])
-        self.prob_name, self.image_name = tensor_names(args["model_config"], "input")
+        parameters = config_parameters(args["model_config"])
+        self.params, self.detector = detection_postprocessing_parameters(parameters)
+        # the detector's output maps first (DB: one, EAST: two), the original image last
+        *self.map_names, self.image_name = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
 
     def execute(self, requests):
         return execute_each(requests, self._run)
 
     def _run(self, request):
-        prob = input_array(request, self.prob_name)
+        maps = [input_array(request, name) for name in self.map_names]
         image = input_array(request, self.image_name)
-        found = detect_texts(prob, image, self.params)
+        found = detect_texts(maps, image, self.params, self.detector)
         return respond(self.output_names, [found.batch, found.quads])

@@ -18,5 +18,5 @@ class TritonPythonModel:
     def _run(self, request):
         p = self.params
         image = decode_image(input_array(request, self.input_name).tobytes(), p.max_image_pixels)
-        tensor = detection_input(image, p.min_side_len, p.max_side_len, p.mean, p.std)
+        tensor = detection_input(image, p)
         return respond(self.output_names, [tensor, image])

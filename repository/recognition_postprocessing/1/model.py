@@ -18,6 +18,7 @@ class TritonPythonModel:
         repository = Path(args["model_repository"]).parent
         self.alphabet = load_alphabet(
             repository / self.params.recognizer_model,
+            self.params.recognizer_file,
             self.params.alphabet_metadata_key,
             self.params.append_space,
         )

@@ -1,0 +1,48 @@
+"""Model packs: one model repository, one config variant per pack.
+
+Every model folder holds `config.pbtxt` (the default pack, ppocr) and `configs/<pack>.pbtxt` for
+the others; Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are
+shared; what differs between packs (tensor names, parameters, model file names) is config data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
+
+DEFAULT_PACK = "ppocr"
+PACKS = ("ppocr", "east-str")
+
+
+def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
+    """The config file Triton reads for `model` when serving `pack`."""
+    if pack not in PACKS:
+        raise ValueError(f"unknown pack {pack!r}; choose from {list(PACKS)}")
+    variant = repository / model / "configs" / f"{pack}.pbtxt"
+    return (
+        variant
+        if pack != DEFAULT_PACK and variant.is_file()
+        else repository / model / "config.pbtxt"
+    )
+
+
+def load_config(
+    repository: Path, model: str, pack: str = DEFAULT_PACK
+) -> model_config_pb2.ModelConfig:
+    text = config_path(repository, model, pack).read_text()
+    return text_format.Parse(text, model_config_pb2.ModelConfig())
+
+
+def model_file(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
+    """Where `model`'s file lives for `pack`: version 1, the config's default_model_filename."""
+    config = load_config(repository, model, pack)
+    return repository / model / "1" / (config.default_model_filename or "model.onnx")
+
+
+def model_config_name(pack: str) -> str | None:
+    """The value of tritonserver's --model-config-name for `pack` (None for the default)."""
+    if pack not in PACKS:
+        raise ValueError(f"unknown pack {pack!r}; choose from {list(PACKS)}")
+    return None if pack == DEFAULT_PACK else pack
