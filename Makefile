@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# A second environment with the heavy converters (TensorFlow, tf2onnx, torch) for the east-str
+# export and its tests; the serving environment never pulls them.
+EXPORT_VENV ?= .venv-export
+EXPORT_STAMP := $(EXPORT_VENV)/.installed
 
-.PHONY: setup demo test lint export serve clean
+.PHONY: setup setup-export demo test lint export serve clean
 
 # Create the virtual environment, install the package with the local Triton runtime and the
 # dev tools, and make sure the Python backend stub can run (installs libpython if missing).
@@ -15,7 +19,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/triton-ocr doctor --fix
 	touch $(STAMP)
 
+$(EXPORT_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(EXPORT_VENV)
+	$(EXPORT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(EXPORT_VENV)/bin/python -m pip install --quiet -e ".[dev,export]"
+	touch $(EXPORT_STAMP)
+
 setup: $(STAMP)
+
+setup-export: $(STAMP) $(EXPORT_STAMP)
 
 # Export the ppocr pack, start Triton, OCR a rendered sample, print the text, stop.
 demo: setup
@@ -25,9 +37,11 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# Unit tests plus end-to-end tests against the real Triton server.
-test: lint
-	$(BIN)/pytest
+# Unit tests and end-to-end tests against the real Triton server (ppocr), then the east-str
+# export and its end-to-end tests in the converters' environment.
+test: lint setup-export
+	$(BIN)/pytest --ignore=tests/export
+	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
 
 export: setup
 	$(BIN)/triton-ocr export ppocr
@@ -36,4 +50,4 @@ serve: export
 	$(BIN)/triton-ocr serve
 
 clean:
-	rm -rf $(VENV) repository/*/1/model.onnx
+	rm -rf $(VENV) $(EXPORT_VENV) repository/*/1/*.onnx
