@@ -10,3 +10,10 @@ OUTPUT_TEXT = "recognized_text"  # BYTES [1, N]
 OUTPUT_POLYGONS = "text_polygons"  # FP32 [1, N, 4, 2]: tl, tr, br, bl in original pixels
 OUTPUT_SCORES = "text_scores"  # FP32 [1, N]
 OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
+
+# The BLS entry point: several images per request, request parameters (README), and one entry
+# per text with the index of the image it belongs to.
+OCR_MODEL_NAME = "ocr"
+OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
+OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
+OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,10 @@ def parse_lines(texts: np.ndarray, polygons: np.ndarray, scores: np.ndarray) -> 
     ]
 
 
+def as_bytes(image: bytes | str | Path) -> bytes:
+    return Path(image).read_bytes() if isinstance(image, (str, Path)) else bytes(image)
+
+
 class OcrClient:
     """Talks to `ensemble_model` over HTTP (default, port 8000) or gRPC (port 8001)."""
 
@@ -70,19 +75,42 @@ class OcrClient:
         self._module = module
 
     def read(self, image: bytes | str | Path) -> list[TextLine]:
-        """OCR one encoded image (bytes, or a path to a file)."""
-        data = Path(image).read_bytes() if isinstance(image, (str, Path)) else bytes(image)
+        """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""
+        data = as_bytes(image)
         array = np.frombuffer(data, dtype=np.uint8).reshape(1, -1)
         tensor = self._module.InferInput(contract.INPUT_IMAGE, list(array.shape), "UINT8")
         tensor.set_data_from_numpy(array)
         outputs = [self._module.InferRequestedOutput(name) for name in contract.OUTPUTS]
-        if self.protocol == "http":
-            result = self._client.infer(self.model, [tensor], outputs=outputs)
-        else:
-            result = self._client.infer(
-                self.model, [tensor], outputs=outputs, client_timeout=self.timeout
-            )
+        extra = {} if self.protocol == "http" else {"client_timeout": self.timeout}
+        result = self._client.infer(self.model, [tensor], outputs=outputs, **extra)
         return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))
+
+    def read_many(
+        self, images: Sequence[bytes | str | Path], **parameters: float | int
+    ) -> list[list[TextLine]]:
+        """OCR several images in ONE call to the `ocr` model; one list of lines per image.
+
+        `parameters` override the server's settings for this request (e.g. text_score=0.3).
+        """
+        data = [as_bytes(image) for image in images]
+        array = np.array(data, dtype=np.object_)
+        tensor = self._module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
+        tensor.set_data_from_numpy(array)
+        outputs = [self._module.InferRequestedOutput(name) for name in contract.OCR_OUTPUTS]
+        extra = {} if self.protocol == "http" else {"client_timeout": self.timeout}
+        result = self._client.infer(
+            contract.OCR_MODEL_NAME,
+            [tensor],
+            outputs=outputs,
+            parameters=parameters or None,
+            **extra,
+        )
+        index, texts, polygons, scores = (result.as_numpy(n) for n in contract.OCR_OUTPUTS)
+        lines = parse_lines(texts, polygons, scores)
+        per_image: list[list[TextLine]] = [[] for _ in data]
+        for i, line in zip(np.asarray(index).reshape(-1), lines, strict=True):
+            per_image[int(i)].append(line)
+        return per_image
 
     def close(self) -> None:
         self._client.close()

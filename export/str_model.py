@@ -153,9 +153,11 @@ def export_onnx(model: NoneResNetNoneCTC, target: Path, opset: int = 18) -> Path
     Uses torch's default (torch.export-based) exporter: it takes `dynamic_shapes`, not the
     guide's `dynamic_axes`, and needs `external_data=False` to keep the weights inside the file.
     The alphabet goes into the metadata key `character`, one class per line (blank excluded),
-    where the server reads it, as for the PP-OCR recognizer.
+    where the server reads it, as for the PP-OCR recognizer. The best-path head is appended.
     """
     import onnx
+
+    from .recognizer_head import append_best_path_head
 
     example = torch.zeros(1, *INPUT_SHAPE)
     batch = torch.export.Dim("batch", min=1, max=4096)
@@ -169,7 +171,7 @@ def export_onnx(model: NoneResNetNoneCTC, target: Path, opset: int = 18) -> Path
         dynamo=True,
         external_data=False,
     )
-    proto = program.model_proto
+    proto = append_best_path_head(program.model_proto)
     entry = proto.metadata_props.add()
     entry.key, entry.value = "character", "\n".join(ALPHABET)
     target.parent.mkdir(parents=True, exist_ok=True)

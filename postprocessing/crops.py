@@ -67,3 +67,16 @@ def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessi
             2, 0, 1
         )
     return batch
+
+
+def recognition_groups(
+    crops: Sequence[np.ndarray], params: DetectionPostprocessing, group_size: int
+) -> list[tuple[list[int], np.ndarray]]:
+    """Crops sorted by aspect ratio, cut into batches of `group_size`: (crop indices, batch).
+
+    Neighbours in width pad each other little, so far less compute goes to padding than when
+    every crop is padded to the widest one.
+    """
+    order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / max(crops[i].shape[0], 1))
+    groups = [order[i : i + group_size] for i in range(0, len(order), group_size)]
+    return [(group, recognition_batch([crops[i] for i in group], params)) for group in groups]

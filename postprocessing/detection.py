@@ -9,7 +9,7 @@ import numpy as np
 
 from triton_ocr.params import DBParameters, DetectionPostprocessing, EASTParameters
 
-from .crops import recognition_batch, warp_crop
+from .crops import warp_crop
 from .db import db_boxes
 from .east import STRIDE, east_boxes
 from .geometry import quad_size, reading_order, scale_quads
@@ -19,7 +19,7 @@ from .geometry import quad_size, reading_order, scale_quads
 class Detections:
     quads: np.ndarray  # [N, 4, 2] float32, original image pixels, reading order
     scores: np.ndarray  # [N] float32 detection scores
-    batch: np.ndarray  # [max(N, 1), C, H, W] float32 recognizer input
+    crops: list[np.ndarray]  # N upright crops of the original image, same order
 
 
 def find_boxes(
@@ -52,7 +52,7 @@ def detect_texts(
     params: DetectionPostprocessing,
     detector: DBParameters | EASTParameters,
 ) -> Detections:
-    """Turn detector maps into boxes and crops of the ORIGINAL image (full resolution).
+    """Turn detector maps into boxes and upright crops of the ORIGINAL image (full resolution).
 
     Boxes are mapped from the detector's input frame to the original image, boxes thinner than
     `min_box_size` original pixels are dropped, and the rest are put in reading order.
@@ -63,5 +63,5 @@ def detect_texts(
     quads, scores = quads[keep], scores[keep]
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
-    batch = recognition_batch([warp_crop(image, q) for q in quads], params)
-    return Detections(quads.reshape(-1, 4, 2), scores.reshape(-1), batch)
+    crops = [warp_crop(image, q) for q in quads]
+    return Detections(quads.reshape(-1, 4, 2), scores.reshape(-1), crops)

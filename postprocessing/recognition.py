@@ -1,4 +1,4 @@
-"""Recognizer output + boxes -> the texts the service returns."""
+"""Recognizer best path + boxes -> the texts the service returns."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ctc import ctc_decode_probabilities
+from .ctc import ctc_greedy_decode
 
 
 @dataclass(frozen=True)
@@ -16,22 +16,34 @@ class Texts:
     quads: np.ndarray  # [M, 4, 2] float32
     scores: np.ndarray  # [M] float32 recognition confidence
 
+    @staticmethod
+    def empty() -> Texts:
+        return Texts([], np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32))
 
-def read_texts(
-    probabilities: np.ndarray,
-    quads: np.ndarray,
-    alphabet: Sequence[str],
-    text_score: float,
+
+def select_texts(
+    decoded: Sequence[tuple[str, float]], quads: np.ndarray, text_score: float
 ) -> Texts:
-    """Decode the first len(quads) rows of `probabilities` and drop weak or empty texts.
-
-    The recognizer batch may hold one padding row when there were no boxes; it is ignored.
-    """
-    n = len(quads)
-    decoded = ctc_decode_probabilities(probabilities[:n], alphabet) if n else []
+    """Keep the decoded texts that are non-blank and at least `text_score` confident."""
     keep = [i for i, (text, score) in enumerate(decoded) if text.strip() and score >= text_score]
     return Texts(
         texts=[decoded[i][0] for i in keep],
         quads=np.asarray(quads, dtype=np.float32).reshape(-1, 4, 2)[keep],
         scores=np.asarray([decoded[i][1] for i in keep], dtype=np.float32),
     )
+
+
+def read_texts(
+    best_class: np.ndarray,
+    best_score: np.ndarray,
+    quads: np.ndarray,
+    alphabet: Sequence[str],
+    text_score: float,
+) -> Texts:
+    """Decode the first len(quads) rows of the best path [N, T] and drop weak or empty texts.
+
+    The recognizer batch may hold one padding row when there were no boxes; it is ignored.
+    """
+    n = len(quads)
+    decoded = ctc_greedy_decode(best_class[:n], best_score[:n], alphabet) if n else []
+    return select_texts(decoded, quads, text_score)

@@ -15,6 +15,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+@dataclasses.dataclass(frozen=True)
+class Ocr:
+    pack: str  # whose configs of the ensemble's models hold the pipeline's parameters
+    recognition_group_size: int  # crops per recognizer call, after sorting by width
+
+
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
         raise ValueError(f"parameter {name!r} must be one of {list(allowed)}, not {value!r}")
@@ -88,7 +94,8 @@ class RecognitionPostprocessing:
     append_space: bool  # PaddleOCR appends a space class after its dictionary
 
 
-def _convert(raw: str, kind: Any, name: str) -> Any:
+def convert_value(raw: str, kind: Any, name: str) -> Any:
+    """`raw` (a config or request string) as `kind`; ValueError naming `name` if it is not."""
     origin = typing.get_origin(kind)
     try:
         if kind is bool:
@@ -103,7 +110,8 @@ def _convert(raw: str, kind: Any, name: str) -> Any:
             values = json.loads(raw) if raw.strip().startswith("[") else raw.split(",")
             return tuple(item(v) for v in values)
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"parameter {name!r}: cannot read {raw!r} as {kind}") from exc
+        kind_name = getattr(kind, "__name__", str(kind))
+        raise ValueError(f"parameter {name!r}: cannot read {raw!r} as {kind_name}") from exc
     raise TypeError(f"parameter {name!r}: unsupported type {kind}")
 
 
@@ -120,7 +128,7 @@ def _build(cls: type[T], raw: Mapping[str, str]) -> T:
     missing = sorted(set(fields) - set(raw))
     if missing:
         raise ValueError(f"{cls.__name__} parameters: missing {missing}")
-    return cls(**{name: _convert(raw[name], hints[name], name) for name in fields})
+    return cls(**{name: convert_value(raw[name], hints[name], name) for name in fields})
 
 
 def parse_groups(parameters: Mapping[str, Any], *classes: type) -> tuple:

@@ -30,11 +30,25 @@ def respond(names: Sequence[str], arrays: Sequence[np.ndarray]):
 
 
 def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse]) -> list:
-    """Run `handle` per request; a ValueError becomes that request's INVALID_ARG error."""
+    """Run `handle` per request; a failure becomes that request's error, never the others'.
+
+    ValueError means the request was bad (INVALID_ARG); anything else is an INTERNAL error.
+    """
     responses = []
     for request in requests:
         try:
             responses.append(handle(request))
         except ValueError as exc:
             responses.append(invalid_argument(str(exc)))
+        except Exception as exc:  # a failed BLS call, a bug: answer, don't crash the stub
+            error = pb_utils.TritonError(
+                f"{type(exc).__name__}: {exc}", pb_utils.TritonError.INTERNAL
+            )
+            responses.append(pb_utils.InferenceResponse(error=error))
     return responses
+
+
+def texts_as_tensors(found) -> list[np.ndarray]:
+    """A Texts result as the contract's [1, N] texts, [1, N, 4, 2] polygons, [1, N] scores."""
+    texts = np.array([t.encode("utf-8") for t in found.texts], dtype=np.object_).reshape(1, -1)
+    return [texts, found.quads[None], found.scores[None]]

@@ -66,18 +66,22 @@ def test_onnxruntime_matches_torch(exported, batch):
     images = torch.rand(batch, 1, 32, 100) * 2 - 1
     expected = WithSoftmax(model)(images).detach().numpy()
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (actual,) = session.run(None, {session.get_inputs()[0].name: images.numpy()})
+    actual, best_class, best_score = session.run(None, {"input": images.numpy()})
     assert actual.shape == (batch, 26, 37)
     np.testing.assert_allclose(actual, expected, atol=1e-4)
+    # the appended best-path head: what the server's CTC decode reads
+    np.testing.assert_array_equal(best_class, actual.argmax(axis=2))
+    np.testing.assert_allclose(best_score, actual.max(axis=2), atol=1e-6)
 
 
 def test_names_axes_and_alphabet_match_the_config(exported):
     _, path = exported
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     config = load_config(REPOSITORY, "text_recognition", "east-str")
-    (onnx_input,), (onnx_output,) = session.get_inputs(), session.get_outputs()
+    (onnx_input,) = session.get_inputs()
     assert [onnx_input.name] == [t.name for t in config.input]
-    assert [onnx_output.name] == [t.name for t in config.output]
+    assert [o.name for o in session.get_outputs()] == [t.name for t in config.output]
     assert isinstance(onnx_input.shape[0], str) and onnx_input.shape[1:] == [1, 32, 100]
-    assert list(config.output[0].dims) == [-1, *onnx_output.shape[1:]]
+    probabilities = session.get_outputs()[0]
+    assert list(config.output[0].dims) == [-1, *probabilities.shape[1:]]
     assert session.get_modelmeta().custom_metadata_map["character"].split("\n") == list(ALPHABET)

@@ -39,16 +39,14 @@ def test_alphabet_from_metadata():
 
 
 def test_read_texts_filters_and_ignores_padding_row():
-    probs = np.full((3, 2, 5), 0.01, np.float32)
-    probs[0, :, 1] = 0.9  # "a", confident
-    probs[1, :, 2] = 0.3  # "b", weak -> dropped
-    probs[2, :, 3] = 0.9  # padding row beyond the boxes -> ignored
+    best_class = np.array([[1, 1], [2, 2], [3, 3]])  # "a", "b", and a padding row "c"
+    best_score = np.array([[0.9, 0.9], [0.3, 0.3], [0.9, 0.9]], np.float32)  # "b" is weak
     quads = np.arange(2 * 8, dtype=np.float32).reshape(2, 4, 2)
-    out = read_texts(probs, quads, ALPHABET, text_score=0.5)
+    out = read_texts(best_class, best_score, quads, ALPHABET, text_score=0.5)
     assert out.texts == ["a"]
     assert np.array_equal(out.quads, quads[:1]) and out.scores.shape == (1,)
 
 
 def test_read_texts_without_boxes():
-    out = read_texts(np.zeros((1, 2, 5), np.float32), np.zeros((0, 4, 2)), ALPHABET, 0.5)
+    out = read_texts(np.zeros((1, 2), int), np.zeros((1, 2)), np.zeros((0, 4, 2)), ALPHABET, 0.5)
     assert out.texts == [] and out.quads.shape == (0, 4, 2) and out.scores.shape == (0,)

@@ -5,6 +5,7 @@ from triton_ocr.params import (
     DETECTORS,
     DetectionPostprocessing,
     DetectionPreprocessing,
+    Ocr,
     RecognitionPostprocessing,
     detection_postprocessing_parameters,
     model_parameters,
@@ -72,8 +73,10 @@ def test_repository_configs_parse(pack):
     for model, cls in [
         ("detection_preprocessing", DetectionPreprocessing),
         ("recognition_postprocessing", RecognitionPostprocessing),
+        ("ocr", Ocr),
     ]:
         assert isinstance(model_parameters(cls, config_dict(model, pack)), cls)
+    assert model_parameters(Ocr, config_dict("ocr", pack)).pack == pack  # reads its own pack
     config = config_dict("detection_postprocessing", pack)
     common, detector = detection_postprocessing_parameters(config["parameters"])
     assert isinstance(common, DetectionPostprocessing)

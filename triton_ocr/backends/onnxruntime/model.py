@@ -71,15 +71,19 @@ class TritonPythonModel:
                 name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()
                 for name in self.inputs
             }
+            # compute and send only what the caller asked for (an ensemble step asks for the
+            # outputs it maps; a BLS call names them)
+            wanted = [n for n in self.outputs if n in set(request.requested_output_names())]
+            wanted = wanted or self.outputs
             try:
-                results = self.session.run(self.outputs, feeds)
+                results = self.session.run(wanted, feeds)
             except (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError) as exc:
                 error = pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
                 responses.append(pb_utils.InferenceResponse(error=error))
                 continue
             tensors = [
                 pb_utils.Tensor(name, np.ascontiguousarray(value, dtype=self.output_dtypes[name]))
-                for name, value in zip(self.outputs, results, strict=True)
+                for name, value in zip(wanted, results, strict=True)
             ]
             responses.append(pb_utils.InferenceResponse(tensors))
         return responses

@@ -1,0 +1,96 @@
+"""The `ocr` BLS entry point: several images per request, request parameters, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from triton_ocr.client import OcrClient, contract
+from triton_ocr.samples import Placed, render, render_blank
+
+from .conftest import ROOT
+from .text_match import normalize
+
+SAMPLE = render()
+SECOND = render(
+    (Placed("second image", (40, 40), 48), Placed("with two lines", (40, 140), 40)), (640, 240)
+)
+PHOTO = ROOT.parent / "shared" / "eval" / "images" / "scene" / "triton_img1.jpg"
+
+
+def texts(lines) -> list[str]:
+    return [normalize(line.text) for line in lines]
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_several_images_with_an_empty_one_in_the_middle(server, protocol):
+    second = SECOND.png
+    with OcrClient(server.http if protocol == "http" else server.grpc, protocol) as client:
+        per_image = client.read_many([SAMPLE.png, render_blank(), second])
+        alone = [client.read(SAMPLE.png), client.read(second)]
+    assert len(per_image) == 3
+    assert texts(per_image[0]) == [normalize(t) for t in SAMPLE.texts]
+    assert per_image[1] == []
+    assert texts(per_image[2]) == [normalize(t) for t in SECOND.texts]
+    # the same boxes as the one-image ensemble answers, image by image
+    for many, one in zip((per_image[0], per_image[2]), alone, strict=True):
+        assert texts(many) == texts(one)
+        assert np.allclose(
+            [line.polygon for line in many], [line.polygon for line in one], atol=0.5
+        )
+
+
+def test_only_empty_images(server):
+    with OcrClient(server.grpc, "grpc") as client:
+        assert client.read_many([render_blank(), render_blank((32, 32))]) == [[], []]
+
+
+def test_request_parameters_change_the_result(server):
+    with OcrClient(server.grpc, "grpc") as client:
+        (default,) = client.read_many([SAMPLE.png])
+        (strict,) = client.read_many([SAMPLE.png], text_score=0.99)
+        (small,) = client.read_many([SAMPLE.png], max_side_len=320, min_side_len=32)
+    assert len(default) == 4
+    assert 0 < len(strict) < len(default)  # weaker texts dropped
+    assert all(line.score >= 0.99 for line in strict)
+    assert small != default  # a coarser detector input: different boxes
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ({"bogus": 1}, "unknown request parameters ['bogus']"),
+        ({"text_score": "high"}, "cannot read 'high' as float"),
+        ({"max_side_len": 100000}, "max_side_len <= 2000"),
+        ({"score_thresh": 0.5}, "does not apply to this model pack"),
+    ],
+)
+def test_bad_request_parameters_are_invalid_arguments(server, parameters, message):
+    with OcrClient(server.grpc, "grpc") as client, pytest.raises(InferenceServerException) as error:
+        client.read_many([SAMPLE.png], **parameters)
+    assert message in str(error.value)
+    assert "INVALID_ARGUMENT" in str(error.value.status())
+
+
+def test_a_bad_image_names_its_index(server):
+    with OcrClient(server.http) as client, pytest.raises(InferenceServerException) as error:
+        client.read_many([SAMPLE.png, b"not an image"])
+    assert "image 1: cannot decode" in str(error.value)
+
+
+def test_no_images_is_an_invalid_argument(server):
+    client = grpcclient.InferenceServerClient(server.grpc)
+    tensor = grpcclient.InferInput(contract.OCR_INPUT_IMAGES, [0], "BYTES")
+    tensor.set_data_from_numpy(np.array([], dtype=np.object_))
+    with pytest.raises(InferenceServerException, match="no images"):
+        client.infer(contract.OCR_MODEL_NAME, [tensor])
+
+
+def test_real_photo_through_ocr(server):
+    if not PHOTO.is_file():
+        pytest.skip(f"{PHOTO} is absent (only CI and dev machines have ../shared)")
+    with OcrClient(server.grpc, "grpc") as client:
+        (lines,) = client.read_many([PHOTO])
+    assert {"stop", "bostonmarket"} <= set(texts(lines))

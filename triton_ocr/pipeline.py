@@ -1,0 +1,163 @@
+"""The whole OCR of one image as one function, with the two networks passed in as callables.
+
+The `ocr` BLS model calls it with Triton model calls, the benchmark's in-process compute floor
+with onnxruntime sessions: the same code, so they measure the same work. No Triton import here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from google.protobuf import json_format
+
+from triton_ocr import packs
+from triton_ocr.params import (
+    DBParameters,
+    DetectionPostprocessing,
+    DetectionPreprocessing,
+    EASTParameters,
+    RecognitionPostprocessing,
+    convert_value,
+    detection_postprocessing_parameters,
+    model_parameters,
+)
+from triton_ocr.postprocessing.alphabet import load_alphabet
+from triton_ocr.postprocessing.crops import recognition_groups
+from triton_ocr.postprocessing.ctc import ctc_greedy_decode
+from triton_ocr.postprocessing.detection import detect_texts
+from triton_ocr.postprocessing.recognition import Texts, select_texts
+from triton_ocr.preprocessing.decode import decode_image
+from triton_ocr.preprocessing.detection import detection_input
+
+# detector input [1, ...] -> its output maps, in the order the detector config declares them
+Detect = Callable[[np.ndarray], list[np.ndarray]]
+# recognizer batch [n, C, H, W] -> (best class [n, T], best score [n, T])
+Recognize = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+# Parameters a request may change: thresholds and sizes that trade recall, precision and cost;
+# never the model-defined ones (normalisation, recognizer input shape) nor the safety limit.
+REQUEST_PARAMETERS = frozenset(
+    {
+        "text_score",
+        "min_side_len",
+        "max_side_len",
+        "min_box_size",
+        "thresh",
+        "box_thresh",
+        "unclip_ratio",
+        "score_thresh",
+        "merge_iou",
+        "nms_iou",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineSettings:
+    preprocessing: DetectionPreprocessing
+    postprocessing: DetectionPostprocessing
+    detector: DBParameters | EASTParameters
+    recognition: RecognitionPostprocessing
+    alphabet: Sequence[str]
+    group_size: int  # crops per recognizer call, after sorting by width
+
+    @classmethod
+    def from_repository(cls, repository: Path, pack: str, group_size: int) -> PipelineSettings:
+        """Read every parameter from the pack's configs of the ensemble's models."""
+
+        def config(model: str) -> dict:
+            proto = packs.load_config(repository, model, pack)
+            return json_format.MessageToDict(proto, preserving_proto_field_name=True)
+
+        post, detector = detection_postprocessing_parameters(
+            config("detection_postprocessing").get("parameters", {})
+        )
+        recognition = model_parameters(
+            RecognitionPostprocessing, config("recognition_postprocessing")
+        )
+        alphabet = load_alphabet(
+            repository / recognition.recognizer_model,
+            recognition.recognizer_file,
+            recognition.alphabet_metadata_key,
+            recognition.append_space,
+        )
+        return cls(
+            preprocessing=model_parameters(
+                DetectionPreprocessing, config("detection_preprocessing")
+            ),
+            postprocessing=post,
+            detector=detector,
+            recognition=recognition,
+            alphabet=alphabet,
+            group_size=group_size,
+        )
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> PipelineSettings:
+        """Settings for one request; unknown names, wrong types and raised limits are errors."""
+        if not overrides:
+            return self
+        unknown = sorted(set(overrides) - REQUEST_PARAMETERS)
+        if unknown:
+            raise ValueError(
+                f"unknown request parameters {unknown}; accepted: {sorted(REQUEST_PARAMETERS)}"
+            )
+        parts = {
+            "preprocessing": self.preprocessing,
+            "postprocessing": self.postprocessing,
+            "detector": self.detector,
+            "recognition": self.recognition,
+        }
+        changed = {}
+        for name, raw in overrides.items():
+            owner = next((k for k, part in parts.items() if _has_field(part, name)), None)
+            if owner is None:
+                raise ValueError(f"request parameter {name!r} does not apply to this model pack")
+            current = getattr(parts[owner], name)
+            value = convert_value(str(raw), type(current), name)
+            changed.setdefault(owner, {})[name] = value
+        new = {k: dataclasses.replace(parts[k], **v) for k, v in changed.items()}
+        pre = new.get("preprocessing", self.preprocessing)
+        if (
+            pre.max_side_len > self.preprocessing.max_side_len
+            or pre.min_side_len > pre.max_side_len
+        ):
+            raise ValueError(
+                f"request parameters must keep min_side_len <= max_side_len <= "
+                f"{self.preprocessing.max_side_len} (the server's limit)"
+            )
+        return dataclasses.replace(self, **new)
+
+
+def _has_field(obj: Any, name: str) -> bool:
+    return any(f.name == name for f in dataclasses.fields(obj))
+
+
+def recognize_crops(
+    crops: Sequence[np.ndarray], settings: PipelineSettings, recognize: Recognize
+) -> list[tuple[str, float]]:
+    """Decoded (text, confidence) per crop, recognized in width-sorted groups."""
+    decoded: list[tuple[str, float]] = [("", 0.0)] * len(crops)
+    for indices, batch in recognition_groups(crops, settings.postprocessing, settings.group_size):
+        best_class, best_score = recognize(batch)
+        for index, result in zip(
+            indices, ctc_greedy_decode(best_class, best_score, settings.alphabet), strict=True
+        ):
+            decoded[index] = result
+    return decoded
+
+
+def read_image(
+    data: bytes, settings: PipelineSettings, detect: Detect, recognize: Recognize
+) -> Texts:
+    """Encoded image -> texts, polygons (original pixels, reading order) and confidences."""
+    image = decode_image(data, settings.preprocessing.max_image_pixels)
+    maps = detect(detection_input(image, settings.preprocessing))
+    found = detect_texts(maps, image, settings.postprocessing, settings.detector)
+    if not found.crops:
+        return Texts.empty()  # no recognizer call at all
+    decoded = recognize_crops(found.crops, settings, recognize)
+    return select_texts(decoded, found.quads, settings.recognition.text_score)
