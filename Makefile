@@ -7,8 +7,11 @@ STAMP := $(VENV)/.installed
 # export and its tests; the serving environment never pulls them.
 EXPORT_VENV ?= .venv-export
 EXPORT_STAMP := $(EXPORT_VENV)/.installed
+# The benchmark's environment: the server plus RapidOCR as the in-process baseline.
+BENCH_VENV ?= .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.installed
 
-.PHONY: setup setup-export demo test lint export serve clean
+.PHONY: setup setup-export demo test lint bench export serve clean
 
 # Create the virtual environment, install the package with the local Triton runtime and the
 # dev tools, and make sure the Python backend stub can run (installs libpython if missing).
@@ -24,6 +27,13 @@ $(EXPORT_STAMP): pyproject.toml
 	$(EXPORT_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(EXPORT_VENV)/bin/python -m pip install --quiet -e ".[dev,export]"
 	touch $(EXPORT_STAMP)
+
+$(BENCH_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[serve,bench]"
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
+	touch $(BENCH_STAMP)
 
 setup: $(STAMP)
 
@@ -43,6 +53,10 @@ test: lint setup-export
 	$(BIN)/pytest --ignore=tests/export
 	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
 
+# The benchmark (several minutes): results and chart in bench-results/.
+bench: $(STAMP) $(BENCH_STAMP)
+	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
+
 export: setup
 	$(BIN)/triton-ocr export ppocr
 
@@ -50,4 +64,4 @@ serve: export
 	$(BIN)/triton-ocr serve
 
 clean:
-	rm -rf $(VENV) $(EXPORT_VENV) repository/*/1/*.onnx
+	rm -rf $(VENV) $(EXPORT_VENV) $(BENCH_VENV) repository/*/1/*.onnx

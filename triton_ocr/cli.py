@@ -114,6 +114,26 @@ def serve(
 
 
 @app.command()
+def bench(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for benchmark.json/.png."),
+    shared_eval: Path = typer.Option(
+        Path("../shared/eval"), help="Labelled real images to add to the set (if present)."
+    ),
+    rounds: int = typer.Option(2, help="Interleaved rounds over the whole image set."),
+    concurrency: list[int] = typer.Option([1, 2, 4, 8], help="Client concurrencies to measure."),
+    floor_threads: int = typer.Option(2, help="onnxruntime intra-op threads of row B."),
+) -> None:
+    """Benchmark RapidOCR in-process, the in-process floor, the tutorial's design, and the
+    server's ensemble_model and ocr over HTTP/gRPC (needs the bench extra: make bench)."""
+    from triton_ocr.bench import run_benchmark
+
+    repository = repository or default_repository()
+    export_ppocr_command(repository)
+    run_benchmark(repository, out, shared_eval, rounds, concurrency, floor_threads)
+
+
+@app.command()
 def doctor(
     fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
 ) -> None:

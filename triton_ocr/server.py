@@ -14,6 +14,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,18 @@ class ServerOptions:
     metrics_port: int = 8002
     log_verbose: int = 0
     pack: str = DEFAULT_PACK
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free TCP ports on loopback (for tests and the benchmark's server)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOptions) -> list[str]:

@@ -5,14 +5,13 @@ If the server cannot start, every end-to-end test errors (never skips).
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from triton_ocr.export.ppocr import export_ppocr
-from triton_ocr.server import ServerOptions, running_server
+from triton_ocr.server import ServerOptions, free_ports, running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / "repository"
@@ -25,17 +24,6 @@ class Endpoints:
     grpc: str
     metrics: str
     log: Path
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .conftest import free_ports
+from triton_ocr.server import free_ports
+
 from .text_match import normalize
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import REPOSITORY, free_ports, shared_eval  # noqa: F401
+from tests.e2e.conftest import REPOSITORY, shared_eval  # noqa: F401
 
 from .standins import build_east_graph, save_str_checkpoint
 

@@ -18,9 +18,7 @@ import tritonclient.grpc as grpcclient
 
 from triton_ocr.client import OcrClient
 from triton_ocr.samples import render, render_blank
-from triton_ocr.server import ServerOptions, running_server
-
-from .conftest import free_ports
+from triton_ocr.server import ServerOptions, free_ports, running_server
 
 GUIDE_CLIENT = Path(__file__).parents[1] / "e2e" / "guide_part5_client.py"
 

@@ -1,0 +1,110 @@
+"""The pipeline function with fake networks, and per-request settings."""
+
+import numpy as np
+import pytest
+
+from triton_ocr.params import (
+    DetectionPreprocessing,
+    RecognitionPostprocessing,
+    detection_postprocessing_parameters,
+    model_parameters,
+)
+from triton_ocr.pipeline import PipelineSettings, read_image, recognize_crops
+from triton_ocr.samples import render, render_blank
+
+from .configs import config_dict
+
+ALPHABET = ["", "a", "b"]
+
+
+def settings(pack: str = "ppocr", group_size: int = 2) -> PipelineSettings:
+    post, detector = detection_postprocessing_parameters(
+        config_dict("detection_postprocessing", pack)["parameters"]
+    )
+    return PipelineSettings(
+        preprocessing=model_parameters(
+            DetectionPreprocessing, config_dict("detection_preprocessing", pack)
+        ),
+        postprocessing=post,
+        detector=detector,
+        recognition=model_parameters(
+            RecognitionPostprocessing, config_dict("recognition_postprocessing", pack)
+        ),
+        alphabet=ALPHABET,
+        group_size=group_size,
+    )
+
+
+def dark_is_text(tensor: np.ndarray) -> list[np.ndarray]:
+    """A stand-in DB detector: probability 1 where the (normalised BGR) input is dark."""
+    return [(tensor.mean(axis=1, keepdims=True) < 0).astype(np.float32)]
+
+
+def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
+    crops = [np.zeros((20, w, 3), np.uint8) for w in (400, 40, 200, 60, 100)]
+    calls = []
+
+    def recognize(batch):
+        calls.append(batch.shape)
+        # each crop "reads" as 'a' repeated (its resized width // 100 + 1) times
+        steps = np.zeros((len(batch), 32), np.int64)
+        for row in range(len(batch)):
+            used = int((batch[row, 0, 0] != 0).sum())
+            steps[row, : 2 * (used // 100 + 1) : 2] = 1
+        return steps, np.full(steps.shape, 0.9, np.float32)
+
+    decoded = recognize_crops(crops, settings(group_size=2), recognize)
+    assert len(calls) == 3  # 5 crops in groups of 2
+    assert [shape[0] for shape in calls] == [2, 2, 1]
+    widths = [shape[3] for shape in calls]
+    assert widths == sorted(widths)  # narrow crops padded together, wide ones together
+    # 20 px high crops resize to 48 px: widths 960, 96, 480, 144, 240, in the callers' order
+    assert [text for text, _ in decoded] == ["a" * n for n in (10, 1, 5, 2, 3)]
+
+
+def test_read_image_skips_the_recognizer_when_nothing_is_found():
+    def recognize(batch):
+        raise AssertionError("the recognizer must not be called without crops")
+
+    out = read_image(render_blank(), settings(), dark_is_text, recognize)
+    assert out.texts == []
+
+
+def test_read_image_recognizes_each_found_box():
+    seen = []
+
+    def recognize(batch):
+        seen.append(len(batch))
+        best = np.zeros((len(batch), 4), np.int64)
+        best[:, 0] = 2  # every crop reads "b"
+        return best, np.ones(best.shape, np.float32)
+
+    out = read_image(render().png, settings(), dark_is_text, recognize)
+    assert sum(seen) == len(out.texts) > 0 and set(out.texts) == {"b"}
+
+
+def test_overrides_change_only_the_named_values():
+    base = settings()
+    new = base.with_overrides({"text_score": "0.9", "max_side_len": 960, "box_thresh": 0.6})
+    assert new.recognition.text_score == 0.9 and new.preprocessing.max_side_len == 960
+    assert new.detector.box_thresh == 0.6 and base.recognition.text_score == 0.5
+    assert base.with_overrides({}) is base
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mean": "0,0,0"}, "unknown request parameters"),
+        ({"text_score": "x"}, "cannot read 'x' as float"),
+        ({"max_side_len": 4000}, "max_side_len <= 2000"),
+        ({"min_side_len": 1000, "max_side_len": 900}, "min_side_len <= max_side_len"),
+        ({"score_thresh": 0.5}, "does not apply to this model pack"),
+    ],
+)
+def test_bad_overrides(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        settings().with_overrides(overrides)
+
+
+def test_east_pack_accepts_its_own_detector_parameters():
+    assert settings("east-str").with_overrides({"score_thresh": 0.6}).detector.score_thresh == 0.6
