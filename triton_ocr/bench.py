@@ -131,9 +131,8 @@ def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> 
     def detect(tensor):
         return detector.run(None, {det_in: tensor})
 
-    def recognize(batch):
-        best_class, best_score = recognizer.run(["best_class", "best_score"], {rec_in: batch})
-        return best_class, best_score
+    def recognize(batches):
+        return [tuple(recognizer.run(["best_class", "best_score"], {rec_in: b})) for b in batches]
 
     return lambda data: read_image(data, settings, detect, recognize)
 

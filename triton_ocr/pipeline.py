@@ -35,8 +35,9 @@ from triton_ocr.preprocessing.detection import detection_input
 
 # detector input [1, ...] -> its output maps, in the order the detector config declares them
 Detect = Callable[[np.ndarray], list[np.ndarray]]
-# recognizer batch [n, C, H, W] -> (best class [n, T], best score [n, T])
-Recognize = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+# recognizer batches [n, C, H, W] -> (best class [n, T], best score [n, T]) for each batch;
+# all the batches of an image come at once so a caller may run them concurrently
+Recognize = Callable[[list[np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
 
 # Parameters a request may change: thresholds and sizes that trade recall, precision and cost;
 # never the model-defined ones (normalisation, recognizer input shape) nor the safety limit.
@@ -141,8 +142,9 @@ def recognize_crops(
 ) -> list[tuple[str, float]]:
     """Decoded (text, confidence) per crop, recognized in width-sorted groups."""
     decoded: list[tuple[str, float]] = [("", 0.0)] * len(crops)
-    for indices, batch in recognition_groups(crops, settings.postprocessing, settings.group_size):
-        best_class, best_score = recognize(batch)
+    groups = recognition_groups(crops, settings.postprocessing, settings.group_size)
+    results = recognize([batch for _, batch in groups])
+    for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
         for index, result in zip(
             indices, ctc_greedy_decode(best_class, best_score, settings.alphabet), strict=True
         ):

@@ -44,7 +44,7 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
     crops = [np.zeros((20, w, 3), np.uint8) for w in (400, 40, 200, 60, 100)]
     calls = []
 
-    def recognize(batch):
+    def recognize_one(batch):
         calls.append(batch.shape)
         # each crop "reads" as 'a' repeated (its resized width // 100 + 1) times
         steps = np.zeros((len(batch), 32), np.int64)
@@ -52,6 +52,9 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
             used = int((batch[row, 0, 0] != 0).sum())
             steps[row, : 2 * (used // 100 + 1) : 2] = 1
         return steps, np.full(steps.shape, 0.9, np.float32)
+
+    def recognize(batches):
+        return [recognize_one(b) for b in batches]
 
     decoded = recognize_crops(crops, settings(group_size=2), recognize)
     assert len(calls) == 3  # 5 crops in groups of 2
@@ -63,7 +66,7 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
 
 
 def test_read_image_skips_the_recognizer_when_nothing_is_found():
-    def recognize(batch):
+    def recognize(batches):
         raise AssertionError("the recognizer must not be called without crops")
 
     out = read_image(render_blank(), settings(), dark_is_text, recognize)
@@ -73,11 +76,14 @@ def test_read_image_skips_the_recognizer_when_nothing_is_found():
 def test_read_image_recognizes_each_found_box():
     seen = []
 
-    def recognize(batch):
-        seen.append(len(batch))
-        best = np.zeros((len(batch), 4), np.int64)
-        best[:, 0] = 2  # every crop reads "b"
-        return best, np.ones(best.shape, np.float32)
+    def recognize(batches):
+        seen.extend(len(batch) for batch in batches)
+        results = []
+        for batch in batches:
+            best = np.zeros((len(batch), 4), np.int64)
+            best[:, 0] = 2  # every crop reads "b"
+            results.append((best, np.ones(best.shape, np.float32)))
+        return results
 
     out = read_image(render().png, settings(), dark_is_text, recognize)
     assert sum(seen) == len(out.texts) > 0 and set(out.texts) == {"b"}

@@ -5,6 +5,7 @@ request parameters into its arguments and its results into tensors, and makes th
 calls through BLS.
 """
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -20,16 +21,29 @@ from triton_ocr.triton_adapter import execute_each, input_array, respond
 DETECTOR, RECOGNIZER = "text_detection", "text_recognition"
 
 
-def bls(model: str, inputs: dict, outputs: list[str]) -> list[np.ndarray]:
-    request = pb_utils.InferenceRequest(
+def bls_request(model: str, inputs: dict, outputs: list[str]):
+    return pb_utils.InferenceRequest(
         model_name=model,
         inputs=[pb_utils.Tensor(name, value) for name, value in inputs.items()],
         requested_output_names=outputs,
     )
-    response = request.exec()
+
+
+def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
     if response.has_error():
         raise pb_utils.TritonModelException(f"{model}: {response.error().message()}")
     return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
+
+
+def bls(model: str, inputs: dict, outputs: list[str]) -> list[np.ndarray]:
+    return bls_outputs(model, bls_request(model, inputs, outputs).exec(), outputs)
+
+
+async def bls_all(model: str, name: str, batches: list, outputs: list[str]) -> list:
+    """One BLS call per batch, all in flight at once (other model instances run them)."""
+    requests = [bls_request(model, {name: batch}, outputs) for batch in batches]
+    responses = await asyncio.gather(*(request.async_exec() for request in requests))
+    return [tuple(bls_outputs(model, r, outputs)) for r in responses]
 
 
 class TritonPythonModel:
@@ -53,9 +67,10 @@ class TritonPythonModel:
     def detect(self, tensor):
         return bls(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
 
-    def recognize(self, batch):
-        best_class, best_score = bls(RECOGNIZER, {self.recognizer_input: batch}, self.best_path)
-        return best_class, best_score
+    def recognize(self, batches):
+        if len(batches) == 1:
+            return [tuple(bls(RECOGNIZER, {self.recognizer_input: batches[0]}, self.best_path))]
+        return asyncio.run(bls_all(RECOGNIZER, self.recognizer_input, batches, self.best_path))
 
     def execute(self, requests):
         return execute_each(requests, self._run)
