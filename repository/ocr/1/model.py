@@ -68,8 +68,6 @@ class TritonPythonModel:
         return bls(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
 
     def recognize(self, batches):
-        if len(batches) == 1:
-            return [tuple(bls(RECOGNIZER, {self.recognizer_input: batches[0]}, self.best_path))]
         return asyncio.run(bls_all(RECOGNIZER, self.recognizer_input, batches, self.best_path))
 
     def execute(self, requests):
