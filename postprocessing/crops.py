@@ -35,6 +35,19 @@ def resized_width(height: int, width: int, target_height: int, max_width: int) -
     return int(min(max_width, max(1, math.ceil(target_height * width / max(height, 1)))))
 
 
+def crop_widths(crops: Sequence[np.ndarray], params: DetectionPostprocessing) -> list[int]:
+    """Each crop's width in the recognizer batch before padding."""
+    p = params
+    if not p.rec_keep_aspect:
+        return [p.rec_max_width] * len(crops)
+    return [resized_width(c.shape[0], c.shape[1], p.rec_height, p.rec_max_width) for c in crops]
+
+
+def padded_widths(widths: Sequence[int], params: DetectionPostprocessing) -> list[int]:
+    """The batch width each crop needs on its own: its width, at least rec_min_width."""
+    return [max(params.rec_min_width, w) for w in widths]
+
+
 def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessing) -> np.ndarray:
     """Resize crops to the recognizer's height, normalise, right-pad to one width.
 
@@ -46,14 +59,8 @@ def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessi
     callers know the true count.
     """
     p = params
-    if p.rec_keep_aspect:
-        widths = [
-            resized_width(c.shape[0], c.shape[1], p.rec_height, p.rec_max_width) for c in crops
-        ]
-        batch_width = max([p.rec_min_width, *widths])
-    else:
-        widths = [p.rec_max_width] * len(crops)
-        batch_width = p.rec_max_width
+    widths = crop_widths(crops, p)
+    batch_width = max([p.rec_min_width, *widths])
     shape = (max(1, len(crops)), p.rec_channels, p.rec_height, batch_width)
     batch = np.zeros(shape, dtype=np.float32)
     mean = np.asarray(p.rec_mean, dtype=np.float32)
@@ -63,20 +70,38 @@ def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessi
             crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
         resized = cv2.resize(crop, (width, p.rec_height), interpolation=cv2.INTER_LINEAR)
         resized = resized.reshape(p.rec_height, width, -1)
-        batch[i, :, :, :width] = ((resized.astype(np.float32) / 255.0 - mean) / std).transpose(
-            2, 0, 1
-        )
+        normalized = (resized.astype(np.float32) / 255.0 - mean) / std
+        batch[i, :, :, :width] = normalized.transpose(2, 0, 1)
     return batch
+
+
+def group_indices(padded: Sequence[int], group_size: int) -> list[list[int]]:
+    """Crop indices sorted by padded width (stable), cut into groups of `group_size`.
+
+    Neighbours in width pad each other little, so far less compute goes to padding than when
+    every crop is padded to the widest one. Both entry points group with this one function,
+    so a crop is always recognized with the same padding, whichever way it came in.
+    """
+    order = sorted(range(len(padded)), key=lambda i: padded[i])
+    return [order[i : i + group_size] for i in range(0, len(order), group_size)]
 
 
 def recognition_groups(
     crops: Sequence[np.ndarray], params: DetectionPostprocessing, group_size: int
 ) -> list[tuple[list[int], np.ndarray]]:
-    """Crops sorted by aspect ratio, cut into batches of `group_size`: (crop indices, batch).
+    """(crop indices, recognizer batch) per width-sorted group of `group_size` crops."""
+    padded = padded_widths(crop_widths(crops, params), params)
+    return [
+        (group, recognition_batch([crops[i] for i in group], params))
+        for group in group_indices(padded, group_size)
+    ]
 
-    Neighbours in width pad each other little, so far less compute goes to padding than when
-    every crop is padded to the widest one.
-    """
-    order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / max(crops[i].shape[0], 1))
-    groups = [order[i : i + group_size] for i in range(0, len(order), group_size)]
-    return [(group, recognition_batch([crops[i] for i in group], params)) for group in groups]
+
+def split_batch(
+    batch: np.ndarray, padded: Sequence[int], group_size: int
+) -> list[tuple[list[int], np.ndarray]]:
+    """The groups of `recognition_groups`, cut out of a batch padded to the widest crop."""
+    return [
+        (group, np.ascontiguousarray(batch[group][..., : max(padded[i] for i in group)]))
+        for group in group_indices(padded, group_size)
+    ]

@@ -222,7 +222,7 @@ def environment(repository: Path, floor_threads: int) -> dict:
     import onnxruntime
 
     threads = {}
-    for model in ("text_detection", "text_recognition", "ocr"):
+    for model in ("text_detection", "text_recognition", "grouped_recognition", "ocr"):
         config = load_config(repository, model)
         threads[model] = {
             "parameters": {k: v.string_value for k, v in config.parameters.items()},
@@ -309,7 +309,7 @@ def run_benchmark(
     out_dir.mkdir(parents=True, exist_ok=True)
     named_images = bench_images(shared_eval)
     images = [data for _, data in named_images]
-    settings = PipelineSettings.from_repository(repository, "ppocr", group_size=6)
+    settings = PipelineSettings.from_repository(repository, "ppocr")
     a = Row("A rapidocr in-process", 1)
     b = Row("B floor in-process", 1)
     c = Row("C tutorial two calls (grpc)", 1)

@@ -18,6 +18,11 @@ T = TypeVar("T")
 @dataclasses.dataclass(frozen=True)
 class Ocr:
     pack: str  # whose configs of the ensemble's models hold the pipeline's parameters
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupedRecognition:
+    pack: str  # whose text_recognition config names the recognizer's input
     recognition_group_size: int  # crops per recognizer call, after sorting by width
 
 

@@ -20,6 +20,7 @@ from triton_ocr.params import (
     DetectionPostprocessing,
     DetectionPreprocessing,
     EASTParameters,
+    GroupedRecognition,
     RecognitionPostprocessing,
     convert_value,
     detection_postprocessing_parameters,
@@ -67,7 +68,7 @@ class PipelineSettings:
     group_size: int  # crops per recognizer call, after sorting by width
 
     @classmethod
-    def from_repository(cls, repository: Path, pack: str, group_size: int) -> PipelineSettings:
+    def from_repository(cls, repository: Path, pack: str) -> PipelineSettings:
         """Read every parameter from the pack's configs of the ensemble's models."""
 
         def config(model: str) -> dict:
@@ -94,7 +95,9 @@ class PipelineSettings:
             detector=detector,
             recognition=recognition,
             alphabet=alphabet,
-            group_size=group_size,
+            group_size=model_parameters(
+                GroupedRecognition, config("grouped_recognition")
+            ).recognition_group_size,
         )
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> PipelineSettings:

@@ -6,6 +6,7 @@ functions. Kept tiny on purpose.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -52,3 +53,32 @@ def texts_as_tensors(found) -> list[np.ndarray]:
     """A Texts result as the contract's [1, N] texts, [1, N, 4, 2] polygons, [1, N] scores."""
     texts = np.array([t.encode("utf-8") for t in found.texts], dtype=np.object_).reshape(1, -1)
     return [texts, found.quads[None], found.scores[None]]
+
+
+def bls_request(model: str, inputs: dict[str, np.ndarray], outputs: list[str]):
+    return pb_utils.InferenceRequest(
+        model_name=model,
+        inputs=[pb_utils.Tensor(name, value) for name, value in inputs.items()],
+        requested_output_names=outputs,
+    )
+
+
+def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
+    if response.has_error():
+        raise pb_utils.TritonModelException(f"{model}: {response.error().message()}")
+    return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
+
+
+def bls(model: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> list[np.ndarray]:
+    """One synchronous call to another model of this server."""
+    return bls_outputs(model, bls_request(model, inputs, outputs).exec(), outputs)
+
+
+def bls_each(model: str, name: str, batches: list[np.ndarray], outputs: list[str]) -> list:
+    """One call per batch, all in flight at once so several model instances share the work."""
+
+    async def gather():
+        requests = [bls_request(model, {name: batch}, outputs) for batch in batches]
+        return await asyncio.gather(*(request.async_exec() for request in requests))
+
+    return [tuple(bls_outputs(model, r, outputs)) for r in asyncio.run(gather())]

@@ -94,3 +94,18 @@ def test_real_photo_through_ocr(server):
     with OcrClient(server.grpc, "grpc") as client:
         (lines,) = client.read_many([PHOTO])
     assert {"stop", "bostonmarket"} <= set(texts(lines))
+
+
+def test_ocr_and_ensemble_model_give_identical_results(server, shared_eval):
+    """Both entry points run the same functions with the same recognition groups."""
+    import json
+
+    manifest = json.loads((shared_eval / "manifest.json").read_text())
+    images = [SAMPLE.png, SECOND.png] + [(shared_eval / e["file"]).read_bytes() for e in manifest]
+    with OcrClient(server.grpc, "grpc") as client:
+        for index, data in enumerate(images):
+            (many,) = client.read_many([data])
+            one = client.read(data)
+            assert [x.text for x in many] == [x.text for x in one], index
+            assert np.allclose([x.polygon for x in many], [x.polygon for x in one]), index
+            assert np.allclose([x.score for x in many], [x.score for x in one], atol=1e-5), index

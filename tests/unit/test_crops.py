@@ -3,7 +3,15 @@ import dataclasses
 import numpy as np
 
 from triton_ocr.params import DetectionPostprocessing
-from triton_ocr.postprocessing.crops import recognition_batch, resized_width, warp_crop
+from triton_ocr.postprocessing.crops import (
+    crop_widths,
+    padded_widths,
+    recognition_batch,
+    recognition_groups,
+    resized_width,
+    split_batch,
+    warp_crop,
+)
 
 
 def gradient_image(h=100, w=200):
@@ -79,3 +87,22 @@ def test_recognition_batch_minimum_width_and_empty():
     assert batch.shape == (1, 3, 48, 320)
     empty = recognition_batch([], PPOCR)
     assert empty.shape == (1, 3, 48, 320) and not empty.any()
+
+
+def test_both_entry_points_build_the_same_groups():
+    """ocr builds each group's batch from its crops; the ensemble cuts the groups out of one
+    batch padded to the widest crop. The recognizer must see identical tensors either way."""
+    rng = np.random.default_rng(0)
+    crops = [
+        rng.integers(0, 256, (int(h), int(w), 3), dtype=np.uint8)
+        for h, w in zip(rng.integers(12, 60, 15), rng.integers(10, 900, 15), strict=True)
+    ]
+    for params in (PPOCR, STR):
+        padded = padded_widths(crop_widths(crops, params), params)
+        direct = recognition_groups(crops, params, group_size=4)
+        cut = split_batch(recognition_batch(crops, params), padded, group_size=4)
+        assert [g for g, _ in direct] == [g for g, _ in cut]
+        for (_, a), (_, b) in zip(direct, cut, strict=True):
+            assert a.shape == b.shape and np.array_equal(a, b)
+    widths = [padded[i] for g, _ in direct for i in g]
+    assert widths == sorted(widths)  # narrow crops together, wide ones together

@@ -5,6 +5,7 @@ from triton_ocr.params import (
     DETECTORS,
     DetectionPostprocessing,
     DetectionPreprocessing,
+    GroupedRecognition,
     Ocr,
     RecognitionPostprocessing,
     detection_postprocessing_parameters,
@@ -74,9 +75,11 @@ def test_repository_configs_parse(pack):
         ("detection_preprocessing", DetectionPreprocessing),
         ("recognition_postprocessing", RecognitionPostprocessing),
         ("ocr", Ocr),
+        ("grouped_recognition", GroupedRecognition),
     ]:
         assert isinstance(model_parameters(cls, config_dict(model, pack)), cls)
-    assert model_parameters(Ocr, config_dict("ocr", pack)).pack == pack  # reads its own pack
+    for model, cls in (("ocr", Ocr), ("grouped_recognition", GroupedRecognition)):
+        assert model_parameters(cls, config_dict(model, pack)).pack == pack  # its own pack
     config = config_dict("detection_postprocessing", pack)
     common, detector = detection_postprocessing_parameters(config["parameters"])
     assert isinstance(common, DetectionPostprocessing)

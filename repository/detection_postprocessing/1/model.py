@@ -1,7 +1,9 @@
-"""Triton adapter: (detector maps..., original image) -> (recognizer batch, text boxes)."""
+"""Triton adapter: (detector maps..., original image) -> (recognizer batch, boxes, widths)."""
+
+import numpy as np
 
 from triton_ocr.params import config_parameters, detection_postprocessing_parameters, tensor_names
-from triton_ocr.postprocessing.crops import recognition_batch
+from triton_ocr.postprocessing.crops import crop_widths, padded_widths, recognition_batch
 from triton_ocr.postprocessing.detection import detect_texts
 from triton_ocr.triton_adapter import execute_each, input_array, respond
 
@@ -21,6 +23,6 @@ class TritonPythonModel:
         maps = [input_array(request, name) for name in self.map_names]
         image = input_array(request, self.image_name)
         found = detect_texts(maps, image, self.params, self.detector)
-        return respond(
-            self.output_names, [recognition_batch(found.crops, self.params), found.quads]
-        )
+        widths = padded_widths(crop_widths(found.crops, self.params), self.params)
+        batch = recognition_batch(found.crops, self.params)
+        return respond(self.output_names, [batch, found.quads, np.asarray(widths, np.int32)])

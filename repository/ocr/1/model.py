@@ -5,54 +5,25 @@ request parameters into its arguments and its results into tensors, and makes th
 calls through BLS.
 """
 
-import asyncio
 import json
 from pathlib import Path
 
 import numpy as np
-import triton_python_backend_utils as pb_utils
 
 from triton_ocr.packs import load_config
 from triton_ocr.params import Ocr, model_parameters, tensor_names
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.recognition import Texts
-from triton_ocr.triton_adapter import execute_each, input_array, respond
+from triton_ocr.triton_adapter import bls, bls_each, execute_each, input_array, respond
 
 DETECTOR, RECOGNIZER = "text_detection", "text_recognition"
-
-
-def bls_request(model: str, inputs: dict, outputs: list[str]):
-    return pb_utils.InferenceRequest(
-        model_name=model,
-        inputs=[pb_utils.Tensor(name, value) for name, value in inputs.items()],
-        requested_output_names=outputs,
-    )
-
-
-def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
-    if response.has_error():
-        raise pb_utils.TritonModelException(f"{model}: {response.error().message()}")
-    return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
-
-
-def bls(model: str, inputs: dict, outputs: list[str]) -> list[np.ndarray]:
-    return bls_outputs(model, bls_request(model, inputs, outputs).exec(), outputs)
-
-
-async def bls_all(model: str, name: str, batches: list, outputs: list[str]) -> list:
-    """One BLS call per batch, all in flight at once (other model instances run them)."""
-    requests = [bls_request(model, {name: batch}, outputs) for batch in batches]
-    responses = await asyncio.gather(*(request.async_exec() for request in requests))
-    return [tuple(bls_outputs(model, r, outputs)) for r in responses]
 
 
 class TritonPythonModel:
     def initialize(self, args):
         own = model_parameters(Ocr, args["model_config"])
         repository = Path(args["model_repository"]).parent
-        self.settings = PipelineSettings.from_repository(
-            repository, own.pack, own.recognition_group_size
-        )
+        self.settings = PipelineSettings.from_repository(repository, own.pack)
         (self.input_name,) = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
         detector = load_config(repository, DETECTOR, own.pack)
@@ -68,7 +39,7 @@ class TritonPythonModel:
         return bls(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
 
     def recognize(self, batches):
-        return asyncio.run(bls_all(RECOGNIZER, self.recognizer_input, batches, self.best_path))
+        return bls_each(RECOGNIZER, self.recognizer_input, batches, self.best_path)
 
     def execute(self, requests):
         return execute_each(requests, self._run)

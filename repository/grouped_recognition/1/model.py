@@ -1,0 +1,56 @@
+"""Triton adapter: a batch padded to the widest crop -> the recognizer's best path per crop,
+recognized in width-sorted groups through BLS (the same groups as the `ocr` entry point)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from triton_ocr.packs import load_config
+from triton_ocr.params import GroupedRecognition, model_parameters, tensor_names
+from triton_ocr.postprocessing.crops import split_batch
+from triton_ocr.triton_adapter import bls_each, execute_each, input_array, respond
+
+RECOGNIZER = "text_recognition"
+
+
+def pad_steps(arrays: list[np.ndarray], length: int, value) -> np.ndarray:
+    """Right-pad [T] arrays to one length into [n, length] (wider groups have more steps)."""
+    out = np.full((len(arrays), length), value, dtype=arrays[0].dtype if arrays else np.float32)
+    for row, array in enumerate(arrays):
+        out[row, : len(array)] = array
+    return out
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        own = model_parameters(GroupedRecognition, args["model_config"])
+        self.group_size = own.recognition_group_size
+        self.batch_name, self.widths_name = tensor_names(args["model_config"], "input")
+        # our outputs are the recognizer's best-path outputs, under the same names
+        self.output_names = tensor_names(args["model_config"], "output")
+        recognizer = load_config(Path(args["model_repository"]).parent, RECOGNIZER, own.pack)
+        self.recognizer_input = recognizer.input[0].name
+        missing = set(self.output_names) - {o.name for o in recognizer.output}
+        if missing:
+            raise ValueError(f"{RECOGNIZER} has no outputs {sorted(missing)}")
+
+    def execute(self, requests):
+        return execute_each(requests, self._run)
+
+    def _run(self, request):
+        batch = input_array(request, self.batch_name)
+        widths = input_array(request, self.widths_name).reshape(-1).tolist()
+        groups = split_batch(batch, widths, self.group_size)
+        results = bls_each(
+            RECOGNIZER, self.recognizer_input, [b for _, b in groups], self.output_names
+        )
+        classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(widths)
+        scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(widths)
+        for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
+            for row, index in enumerate(indices):
+                classes[index], scores[index] = best_class[row], best_score[row]
+        steps = max((len(c) for c in classes), default=0)
+        # padding steps: blank class with probability 0, which CTC decoding drops
+        best_class = pad_steps(classes, steps, 0).astype(np.int64)
+        best_score = pad_steps(scores, steps, 0.0).astype(np.float32)
+        return respond(self.output_names, [best_class, best_score])
