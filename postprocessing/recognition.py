@@ -40,9 +40,9 @@ def read_texts(
     alphabet: Sequence[str],
     text_score: float,
 ) -> Texts:
-    """Decode the first len(quads) rows of the best path [N, T] and drop weak or empty texts.
+    """Decode the best path [N, T] of the len(quads) crops and drop weak or empty texts.
 
-    The recognizer batch may hold one padding row when there were no boxes; it is ignored.
+    Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
     """
     n = len(quads)
     decoded = ctc_greedy_decode(best_class[:n], best_score[:n], alphabet) if n else []

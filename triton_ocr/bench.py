@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from triton_ocr.client import OcrClient
-from triton_ocr.packs import load_config
+from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.crops import recognition_batch
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
@@ -126,13 +126,13 @@ def onnx_sessions(repository: Path, threads: int):
 def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> ReadOne:
     detector, recognizer = onnx_sessions(repository, threads)
     det_in = detector.get_inputs()[0].name
-    rec_in = recognizer.get_inputs()[0].name
+    rec_in, best_path = recognizer_best_path(repository)
 
     def detect(tensor):
         return detector.run(None, {det_in: tensor})
 
     def recognize(batches):
-        return [tuple(recognizer.run(["best_class", "best_score"], {rec_in: b})) for b in batches]
+        return [tuple(recognizer.run(best_path, {rec_in: b})) for b in batches]
 
     return lambda data: read_image(data, settings, detect, recognize)
 
@@ -146,7 +146,7 @@ def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> R
 
     client = grpcclient.InferenceServerClient(url)
     detector = load_config(repository, "text_detection")
-    recognizer = load_config(repository, "text_recognition")
+    recognizer_input, best_path = recognizer_best_path(repository)
 
     def infer(model: str, name: str, array: np.ndarray, outputs: list[str]) -> list[np.ndarray]:
         tensor = grpcclient.InferInput(name, list(array.shape), "FP32")
@@ -166,9 +166,7 @@ def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> R
         )
         found = detect_texts(maps, image, s.postprocessing, s.detector)
         batch = recognition_batch(found.crops, s.postprocessing)
-        best_class, best_score = infer(
-            "text_recognition", recognizer.input[0].name, batch, ["best_class", "best_score"]
-        )
+        best_class, best_score = infer("text_recognition", recognizer_input, batch, best_path)
         n = len(found.crops)
         decoded = ctc_greedy_decode(best_class[:n], best_score[:n], s.alphabet)
         return select_texts(decoded, found.quads, s.recognition.text_score)

@@ -46,3 +46,15 @@ def model_config_name(pack: str) -> str | None:
     if pack not in PACKS:
         raise ValueError(f"unknown pack {pack!r}; choose from {list(PACKS)}")
     return None if pack == DEFAULT_PACK else pack
+
+
+def recognizer_best_path(repository: Path, pack: str = DEFAULT_PACK) -> tuple[str, list[str]]:
+    """text_recognition's input name and best-path output names, checked against its config."""
+    from triton_ocr.export.recognizer_head import BEST_CLASS, BEST_SCORE
+
+    config = load_config(repository, "text_recognition", pack)
+    outputs = [BEST_CLASS, BEST_SCORE]
+    missing = sorted(set(outputs) - {o.name for o in config.output})
+    if missing:
+        raise ValueError(f"text_recognition ({pack}) has no best-path outputs {missing}")
+    return config.input[0].name, outputs

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from triton_ocr.packs import load_config
+from triton_ocr.packs import recognizer_best_path
 from triton_ocr.params import GroupedRecognition, model_parameters, tensor_names
 from triton_ocr.postprocessing.crops import split_batch
 from triton_ocr.triton_adapter import bls_each, execute_each, input_array, respond
@@ -28,11 +28,10 @@ class TritonPythonModel:
         self.batch_name, self.widths_name = tensor_names(args["model_config"], "input")
         # our outputs are the recognizer's best-path outputs, under the same names
         self.output_names = tensor_names(args["model_config"], "output")
-        recognizer = load_config(Path(args["model_repository"]).parent, RECOGNIZER, own.pack)
-        self.recognizer_input = recognizer.input[0].name
-        missing = set(self.output_names) - {o.name for o in recognizer.output}
-        if missing:
-            raise ValueError(f"{RECOGNIZER} has no outputs {sorted(missing)}")
+        repository = Path(args["model_repository"]).parent
+        self.recognizer_input, best_path = recognizer_best_path(repository, own.pack)
+        if self.output_names != best_path:
+            raise ValueError(f"outputs must be the recognizer's best path {best_path}")
 
     def execute(self, requests):
         return execute_each(requests, self._run)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from triton_ocr.packs import load_config
+from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.params import Ocr, model_parameters, tensor_names
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.recognition import Texts
@@ -27,13 +27,9 @@ class TritonPythonModel:
         (self.input_name,) = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
         detector = load_config(repository, DETECTOR, own.pack)
-        recognizer = load_config(repository, RECOGNIZER, own.pack)
         self.detector_input = detector.input[0].name
         self.detector_outputs = [o.name for o in detector.output]
-        self.recognizer_input = recognizer.input[0].name
-        self.best_path = ["best_class", "best_score"]
-        if not set(self.best_path) <= {o.name for o in recognizer.output}:
-            raise ValueError(f"{RECOGNIZER} has no best-path outputs {self.best_path}")
+        self.recognizer_input, self.best_path = recognizer_best_path(repository, own.pack)
 
     def detect(self, tensor):
         return bls(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)

@@ -73,8 +73,8 @@ class TritonPythonModel:
             }
             # compute and send only what the caller asked for (an ensemble step asks for the
             # outputs it maps; a BLS call names them)
-            wanted = [n for n in self.outputs if n in set(request.requested_output_names())]
-            wanted = wanted or self.outputs
+            requested = set(request.requested_output_names())
+            wanted = [n for n in self.outputs if n in requested] or self.outputs
             try:
                 results = self.session.run(wanted, feeds)
             except (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError) as exc:
