@@ -44,23 +44,25 @@ def crop_widths(crops: Sequence[np.ndarray], params: DetectionPostprocessing) ->
 
 
 def padded_widths(widths: Sequence[int], params: DetectionPostprocessing) -> list[int]:
-    """The batch width each crop needs on its own: its width, at least rec_min_width."""
-    return [max(params.rec_min_width, w) for w in widths]
+    """The batch width each crop needs on its own: its width, at least rec_min_width, rounded
+    up to a multiple of rec_width_bucket (few distinct shapes let requests batch together)."""
+    bucket = params.rec_width_bucket
+    return [max(params.rec_min_width, -(-w // bucket) * bucket) for w in widths]
 
 
 def recognition_batch(crops: Sequence[np.ndarray], params: DetectionPostprocessing) -> np.ndarray:
     """Resize crops to the recognizer's height, normalise, right-pad to one width.
 
     Returns [N, C, height, W] float32. With `rec_keep_aspect`, each crop keeps its aspect ratio
-    (width capped at rec_max_width) and W = max(rec_min_width, widest crop), the padding being 0
-    after normalisation as in PP-OCR's training; otherwise every crop is stretched to
+    (width capped at rec_max_width) and W is the largest of their `padded_widths`, the padding
+    being 0 after normalisation as in PP-OCR's training; otherwise every crop is stretched to
     rec_max_width, as fixed-size recognizers expect. C is 3 (BGR) or 1 (grayscale). An empty list
     gives one blank crop, since ONNX Runtime rejects a zero-size batch for the recognizers;
     callers know the true count.
     """
     p = params
     widths = crop_widths(crops, p)
-    batch_width = max([p.rec_min_width, *widths])
+    batch_width = max([p.rec_min_width, *padded_widths(widths, p)])
     shape = (max(1, len(crops)), p.rec_channels, p.rec_height, batch_width)
     batch = np.zeros(shape, dtype=np.float32)
     mean = np.asarray(p.rec_mean, dtype=np.float32)

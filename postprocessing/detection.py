@@ -46,6 +46,31 @@ def find_boxes(
     return quads, scores, (score_map.shape[0] * STRIDE, score_map.shape[1] * STRIDE)
 
 
+def whole_image(image: np.ndarray) -> Detections:
+    """The whole image as one text line (its crop turned upright if it is tall)."""
+    h, w = image.shape[:2]
+    quad = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    return Detections(quad[None], np.ones(1, np.float32), [warp_crop(image, quad)])
+
+
+def on_one_row(quads: np.ndarray) -> bool:
+    """True when every box's vertical centre lies within every box's vertical extent (no box,
+    one box, or the words of one line; unclipped boxes of stacked lines overlap but fail this)."""
+    if len(quads) < 2:
+        return True
+    top, bottom = quads[:, :, 1].min(axis=1), quads[:, :, 1].max(axis=1)
+    center = (top + bottom) / 2
+    return bool(top.max() <= center.min() and center.max() <= bottom.min())
+
+
+def looks_like_a_line(
+    image: np.ndarray, quads: np.ndarray, params: DetectionPostprocessing
+) -> bool:
+    """A small wide image whose text (if any was found) sits on one row: a pre-cropped line."""
+    h, w = image.shape[:2]
+    return h <= params.line_max_height and w >= params.line_min_aspect * h and on_one_row(quads)
+
+
 def detect_texts(
     maps: Sequence[np.ndarray],
     image: np.ndarray,
@@ -55,12 +80,17 @@ def detect_texts(
     """Turn detector maps into boxes and upright crops of the ORIGINAL image (full resolution).
 
     Boxes are mapped from the detector's input frame to the original image, boxes thinner than
-    `min_box_size` original pixels are dropped, and the rest are put in reading order.
+    `min_box_size` original pixels are dropped, and the rest are put in reading order. With
+    `single_line` "always", or "auto" and a line-shaped image, the whole image is one line.
     """
+    if params.single_line == "always":
+        return whole_image(image)
     quads, scores, frame = find_boxes(maps, detector)
     quads = scale_quads(quads, frame, image.shape[:2])
     keep = [i for i, q in enumerate(quads) if min(quad_size(q)) > params.min_box_size]
     quads, scores = quads[keep], scores[keep]
+    if params.single_line == "auto" and looks_like_a_line(image, quads, params):
+        return whole_image(image)
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
     crops = [warp_crop(image, q) for q in quads]

@@ -31,7 +31,7 @@ from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.crops import recognition_batch
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import detect_texts
-from triton_ocr.postprocessing.recognition import select_texts
+from triton_ocr.postprocessing.recognition import Texts, select_texts
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
 from triton_ocr.samples import DEMO_LINES, Placed, render
@@ -147,6 +147,7 @@ def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> R
     client = grpcclient.InferenceServerClient(url)
     detector = load_config(repository, "text_detection")
     recognizer_input, best_path = recognizer_best_path(repository)
+    limit = load_config(repository, "text_recognition").max_batch_size or 1_000_000
 
     def infer(model: str, name: str, array: np.ndarray, outputs: list[str]) -> list[np.ndarray]:
         tensor = grpcclient.InferInput(name, list(array.shape), "FP32")
@@ -165,10 +166,16 @@ def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> R
             [o.name for o in detector.output],
         )
         found = detect_texts(maps, image, s.postprocessing, s.detector)
+        # every crop padded to the widest one, in as few calls as max_batch_size allows
         batch = recognition_batch(found.crops, s.postprocessing)
-        best_class, best_score = infer("text_recognition", recognizer_input, batch, best_path)
-        n = len(found.crops)
-        decoded = ctc_greedy_decode(best_class[:n], best_score[:n], s.alphabet)
+        results = [
+            infer("text_recognition", recognizer_input, batch[i : i + limit], best_path)
+            for i in range(0, len(found.crops), limit)
+        ]
+        if not results:
+            return Texts.empty()
+        best_class, best_score = (np.concatenate(parts) for parts in zip(*results, strict=True))
+        decoded = ctc_greedy_decode(best_class, best_score, s.alphabet)
         return select_texts(decoded, found.quads, s.recognition.text_score)
 
     return read

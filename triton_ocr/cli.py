@@ -134,6 +134,70 @@ def bench(
 
 
 @app.command()
+def tune(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for tuning.json."),
+    shared_eval: Path = typer.Option(
+        Path("../shared/eval"), help="Labelled real images to add to the set (if present)."
+    ),
+    variant: list[str] = typer.Option(
+        ["1:none:1", "1:none:2", "1:0:2", "64:0:2", "160:0:2", "64:2000:2"],
+        help="BUCKET:DELAY_US:IMAGES_IN_FLIGHT (DELAY_US none: no dynamic batcher); the first "
+        "is the reference.",
+    ),
+    load: list[str] = typer.Option(
+        ["1x1", "4x1", "8x1", "1x4"], help="CONCURRENCYxIMAGES_PER_REQUEST of `ocr` over gRPC."
+    ),
+    passes: int = typer.Option(2, help="Interleaved passes over all variants."),
+) -> None:
+    """Compare recognition batching settings (width bucket, dynamic batcher delay) side by side,
+    one server per variant (needs the serve extra)."""
+    from triton_ocr.tuning import Variant, run_tuning
+
+    repository = repository or default_repository()
+    export_ppocr_command(repository)
+    loads = [tuple(int(x) for x in text.split("x")) for text in load]
+    run_tuning(repository, out, shared_eval, [Variant.parse(v) for v in variant], loads, passes)
+
+
+@app.command("eval")
+def evaluate(
+    labelled: Path = typer.Argument(..., help="A manifest.json folder or an ICDAR 2015 folder."),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {', '.join(PACKS)}."),
+    model: str = typer.Option("ocr", help="Entry point: ocr or ensemble_model."),
+    url: str = typer.Option(None, help="A running server's gRPC address (default: start one)."),
+    param: list[str] = typer.Option([], help="Request parameter KEY=VALUE (ocr only)."),
+    reference: bool = typer.Option(False, help="Also run RapidOCR in-process (bench extra)."),
+    out: Path = typer.Option(None, help="Write the JSON report here."),
+    visualize: Path = typer.Option(None, help="Save images with polygons into this folder."),
+    min_string_f1: float = typer.Option(None, help="Exit 1 if scene+document string F1 is lower."),
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+) -> None:
+    """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
+    scores of scenes and documents; the images with misses."""
+    from triton_ocr.evaluation.run import run_evaluation
+
+    parameters = dict(p.split("=", 1) for p in param)
+    try:
+        code = run_evaluation(
+            labelled,
+            repository or default_repository(),
+            pack,
+            model,
+            url,
+            parameters,
+            reference,
+            out,
+            visualize,
+            min_string_f1,
+        )
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    raise typer.Exit(code)
+
+
+@app.command()
 def doctor(
     fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
 ) -> None:

@@ -58,3 +58,13 @@ def recognizer_best_path(repository: Path, pack: str = DEFAULT_PACK) -> tuple[st
     if missing:
         raise ValueError(f"text_recognition ({pack}) has no best-path outputs {missing}")
     return config.input[0].name, outputs
+
+
+def check_group_size(repository: Path, pack: str, group_size: int) -> None:
+    """Recognition groups must fit text_recognition's max_batch_size (when it batches)."""
+    limit = load_config(repository, "text_recognition", pack).max_batch_size
+    if group_size < 1 or (limit and group_size > limit):
+        raise ValueError(
+            f"recognition_group_size {group_size} must be between 1 and text_recognition's "
+            f"max_batch_size {limit} ({pack})"
+        )

@@ -18,12 +18,22 @@ T = TypeVar("T")
 @dataclasses.dataclass(frozen=True)
 class Ocr:
     pack: str  # whose configs of the ensemble's models hold the pipeline's parameters
+    # images of one request read concurrently (1: one after the other); bounds the memory
+    # of decoded images a request holds at once
+    images_in_flight: int
+
+    def __post_init__(self) -> None:
+        if self.images_in_flight < 1:
+            raise ValueError(f"images_in_flight must be >= 1, not {self.images_in_flight}")
 
 
 @dataclasses.dataclass(frozen=True)
 class GroupedRecognition:
     pack: str  # whose text_recognition config names the recognizer's input
     recognition_group_size: int  # crops per recognizer call, after sorting by width
+
+
+SINGLE_LINE_MODES = ("auto", "always", "never")
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
@@ -58,9 +68,18 @@ class DetectionPreprocessing:
 class DetectionPostprocessing:
     detector: str  # "db" or "east": which parameter group below applies
     min_box_size: float  # boxes thinner than this (original pixels) are dropped
+    # The whole image as one text line: "always" (the caller sends crops), "never", or "auto":
+    # when the image is line-shaped (at most line_max_height px tall, at least line_min_aspect
+    # times wider than tall) and detection found nothing or boxes on a single row only.
+    single_line: str
+    line_max_height: int
+    line_min_aspect: float
     rec_height: int
     rec_min_width: int
     rec_max_width: int
+    # padded widths are rounded up to a multiple of this, so crops of different images share
+    # batch shapes and text_recognition's dynamic batcher can merge their groups (1: exact)
+    rec_width_bucket: int
     rec_keep_aspect: bool  # False: every crop is stretched to rec_max_width
     rec_channels: int  # 3 (BGR) or 1 (grayscale)
     rec_mean: tuple[float, ...]
@@ -68,6 +87,10 @@ class DetectionPostprocessing:
 
     def __post_init__(self) -> None:
         _check_choice("rec_channels", self.rec_channels, (1, 3))
+        _check_choice("single_line", self.single_line, SINGLE_LINE_MODES)
+        if self.rec_width_bucket < 1:
+            bucket = self.rec_width_bucket
+            raise ValueError(f"parameter 'rec_width_bucket' must be >= 1, not {bucket}")
         _check_length(("rec_mean", "rec_std"), (self.rec_mean, self.rec_std), self.rec_channels)
 
 

@@ -6,8 +6,9 @@ with onnxruntime sessions: the same code, so they measure the same work. No Trit
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from triton_ocr.params import (
 from triton_ocr.postprocessing.alphabet import load_alphabet
 from triton_ocr.postprocessing.crops import recognition_groups
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
-from triton_ocr.postprocessing.detection import detect_texts
+from triton_ocr.postprocessing.detection import detect_texts, whole_image
 from triton_ocr.postprocessing.recognition import Texts, select_texts
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
@@ -39,12 +40,15 @@ Detect = Callable[[np.ndarray], list[np.ndarray]]
 # recognizer batches [n, C, H, W] -> (best class [n, T], best score [n, T]) for each batch;
 # all the batches of an image come at once so a caller may run them concurrently
 Recognize = Callable[[list[np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
+AsyncDetect = Callable[[np.ndarray], Awaitable[list[np.ndarray]]]
+AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, np.ndarray]]]]
 
 # Parameters a request may change: thresholds and sizes that trade recall, precision and cost;
 # never the model-defined ones (normalisation, recognizer input shape) nor the safety limit.
 REQUEST_PARAMETERS = frozenset(
     {
         "text_score",
+        "single_line",
         "min_side_len",
         "max_side_len",
         "min_box_size",
@@ -87,6 +91,10 @@ class PipelineSettings:
             recognition.alphabet_metadata_key,
             recognition.append_space,
         )
+        group_size = model_parameters(
+            GroupedRecognition, config("grouped_recognition")
+        ).recognition_group_size
+        packs.check_group_size(repository, pack, group_size)
         return cls(
             preprocessing=model_parameters(
                 DetectionPreprocessing, config("detection_preprocessing")
@@ -95,9 +103,7 @@ class PipelineSettings:
             detector=detector,
             recognition=recognition,
             alphabet=alphabet,
-            group_size=model_parameters(
-                GroupedRecognition, config("grouped_recognition")
-            ).recognition_group_size,
+            group_size=group_size,
         )
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> PipelineSettings:
@@ -140,29 +146,53 @@ def _has_field(obj: Any, name: str) -> bool:
     return any(f.name == name for f in dataclasses.fields(obj))
 
 
-def recognize_crops(
-    crops: Sequence[np.ndarray], settings: PipelineSettings, recognize: Recognize
+def decode_groups(
+    groups: Sequence[tuple[list[int], np.ndarray]],
+    results: Sequence[tuple[np.ndarray, np.ndarray]],
+    count: int,
+    alphabet: Sequence[str],
 ) -> list[tuple[str, float]]:
-    """Decoded (text, confidence) per crop, recognized in width-sorted groups."""
-    decoded: list[tuple[str, float]] = [("", 0.0)] * len(crops)
-    groups = recognition_groups(crops, settings.postprocessing, settings.group_size)
-    results = recognize([batch for _, batch in groups])
+    """(text, confidence) per crop, in crop order, from each group's best path."""
+    decoded: list[tuple[str, float]] = [("", 0.0)] * count
     for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
         for index, result in zip(
-            indices, ctc_greedy_decode(best_class, best_score, settings.alphabet), strict=True
+            indices, ctc_greedy_decode(best_class, best_score, alphabet), strict=True
         ):
             decoded[index] = result
     return decoded
 
 
+async def read_image_async(
+    data: bytes, settings: PipelineSettings, detect: AsyncDetect, recognize: AsyncRecognize
+) -> Texts:
+    """Encoded image -> texts, polygons (original pixels, reading order) and confidences.
+
+    The two networks are awaited, so a caller reading several images at once (the `ocr`
+    model, with async BLS) overlaps one image's network calls with another's Python work.
+    """
+    image = decode_image(data, settings.preprocessing.max_image_pixels)
+    if settings.postprocessing.single_line == "always":
+        found = whole_image(image)  # the caller sent a crop: no detector call
+    else:
+        maps = await detect(detection_input(image, settings.preprocessing))
+        found = detect_texts(maps, image, settings.postprocessing, settings.detector)
+    if not found.crops:
+        return Texts.empty()  # no recognizer call at all
+    groups = recognition_groups(found.crops, settings.postprocessing, settings.group_size)
+    results = await recognize([batch for _, batch in groups])
+    decoded = decode_groups(groups, results, len(found.crops), settings.alphabet)
+    return select_texts(decoded, found.quads, settings.recognition.text_score)
+
+
 def read_image(
     data: bytes, settings: PipelineSettings, detect: Detect, recognize: Recognize
 ) -> Texts:
-    """Encoded image -> texts, polygons (original pixels, reading order) and confidences."""
-    image = decode_image(data, settings.preprocessing.max_image_pixels)
-    maps = detect(detection_input(image, settings.preprocessing))
-    found = detect_texts(maps, image, settings.postprocessing, settings.detector)
-    if not found.crops:
-        return Texts.empty()  # no recognizer call at all
-    decoded = recognize_crops(found.crops, settings, recognize)
-    return select_texts(decoded, found.quads, settings.recognition.text_score)
+    """`read_image_async` with plain (blocking) network callables, for in-process use."""
+
+    async def detect_now(tensor: np.ndarray) -> list[np.ndarray]:
+        return detect(tensor)
+
+    async def recognize_now(batches: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        return recognize(batches)
+
+    return asyncio.run(read_image_async(data, settings, detect_now, recognize_now))

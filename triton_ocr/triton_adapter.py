@@ -69,16 +69,18 @@ def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
     return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
 
 
-def bls(model: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> list[np.ndarray]:
-    """One synchronous call to another model of this server."""
-    return bls_outputs(model, bls_request(model, inputs, outputs).exec(), outputs)
+async def bls_async(model: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> list:
+    """One call to another model of this server, awaited (others may be in flight meanwhile)."""
+    response = await bls_request(model, inputs, outputs).async_exec()
+    return bls_outputs(model, response, outputs)
+
+
+async def bls_gather(model: str, name: str, batches: list[np.ndarray], outputs: list[str]):
+    """One call per batch, all in flight at once so several model instances share the work."""
+    calls = (bls_async(model, {name: batch}, outputs) for batch in batches)
+    return [tuple(result) for result in await asyncio.gather(*calls)]
 
 
 def bls_each(model: str, name: str, batches: list[np.ndarray], outputs: list[str]) -> list:
-    """One call per batch, all in flight at once so several model instances share the work."""
-
-    async def gather():
-        requests = [bls_request(model, {name: batch}, outputs) for batch in batches]
-        return await asyncio.gather(*(request.async_exec() for request in requests))
-
-    return [tuple(bls_outputs(model, r, outputs)) for r in asyncio.run(gather())]
+    """`bls_gather` from synchronous code."""
+    return asyncio.run(bls_gather(model, name, batches, outputs))

@@ -1,36 +1,47 @@
-"""The real images of ../shared/eval through the service: output and a recall figure."""
+"""`triton-ocr eval` on ../shared/eval against the real server: the accuracy floor CI keeps."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
-from triton_ocr.client import OcrClient
+import pytest
 
-from .text_match import normalize
+CLI = str(Path(sys.executable).parent / "triton-ocr")
+
+# Scene+document string F1 measured with this command on 2026-11-29: 0.830 (docs/accuracy.md);
+# the floor leaves a small margin for run-to-run differences.
+STRING_F1_FLOOR = 0.80
+WORDS_EXACT_TARGET = 3  # of the 6 word crops, without saying they are crops (issue #5)
+# Token recall of the two clean tesseract pages must not regress. eurotext's 6 misses (59/65)
+# are letters with diacritics (über, marrón, cão, ...) that PP-OCRv4's recognizer reads
+# without them, as RapidOCR does: a model limit, so its floor is the measured 0.90.
+CLEAN_PAGES = {"tess_phototest.png": 0.95, "tess_eurotext.png": 0.90}
 
 
-def test_eval_images_recall(server, shared_eval):
+@pytest.mark.parametrize("model", ["ocr", "ensemble_model"])
+def test_eval_meets_the_accuracy_floor(server, shared_eval, tmp_path, model):
+    report_path, pictures = tmp_path / "report.json", tmp_path / "pictures"
+    run = subprocess.run(
+        [CLI, "eval", str(shared_eval), "--url", server.grpc, "--model", model]
+        + ["--min-string-f1", str(STRING_F1_FLOOR), "--out", str(report_path)]
+        + ["--visualize", str(pictures)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    print(run.stdout)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "str F1" in run.stdout and "word crops:" in run.stdout
+    (result,) = json.loads(report_path.read_text())["results"].values()
+    assert result["words"]["exact"] >= WORDS_EXACT_TARGET
+    for row in result["images"]:
+        floor = CLEAN_PAGES.get(Path(row["image"]).name)
+        if floor is not None:
+            found, total = row["tokens"]
+            assert found / total >= floor, row
     manifest = json.loads((shared_eval / "manifest.json").read_text())
-    found = total = 0
-    rows = []
-    with OcrClient(server.grpc, "grpc") as client:
-        for entry in manifest:
-            lines = client.read(shared_eval / entry["file"])
-            output = normalize("".join(line.text for line in lines))
-            care = [
-                t
-                for t, c in zip(
-                    entry["text"], entry.get("care") or [True] * len(entry["text"]), strict=True
-                )
-                if c and t != "###"
-            ]
-            hits = sum(1 for t in care if normalize(t) and normalize(t) in output)
-            found, total = found + hits, total + len(care)
-            rows.append((entry["file"], entry["kind"], hits, len(care), len(lines)))
-            if care and entry["kind"] != "word":
-                assert lines, f"{entry['file']}: no text found"
-    print(f"\n{'image':55} {'kind':9} found/labelled  lines")
-    for file, kind, hits, n, count in rows:
-        print(f"{file:55} {kind:9} {hits:>5}/{n:<8} {count:>5}")
-    print(f"string recall on ../shared/eval: {found}/{total} = {found / total:.3f}")
-    assert found / total > 0.5
+    assert len(list(pictures.glob("*.png"))) == len(manifest)

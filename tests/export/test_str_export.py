@@ -83,5 +83,6 @@ def test_names_axes_and_alphabet_match_the_config(exported):
     assert [o.name for o in session.get_outputs()] == [t.name for t in config.output]
     assert isinstance(onnx_input.shape[0], str) and onnx_input.shape[1:] == [1, 32, 100]
     probabilities = session.get_outputs()[0]
-    assert list(config.output[0].dims) == [-1, *probabilities.shape[1:]]
+    # the config batches (max_batch_size > 0): its dims leave out the batch dimension
+    assert config.max_batch_size > 0 and list(config.output[0].dims) == probabilities.shape[1:]
     assert session.get_modelmeta().custom_metadata_map["character"].split("\n") == list(ALPHABET)

@@ -53,9 +53,13 @@ def test_resized_width():
 PPOCR = DetectionPostprocessing(
     detector="db",
     min_box_size=3,
+    single_line="auto",
+    line_max_height=96,
+    line_min_aspect=1.5,
     rec_height=48,
     rec_min_width=320,
     rec_max_width=3200,
+    rec_width_bucket=1,
     rec_keep_aspect=True,
     rec_channels=3,
     rec_mean=(0.5,) * 3,
@@ -66,6 +70,7 @@ STR = dataclasses.replace(
     rec_height=32,
     rec_min_width=100,
     rec_max_width=100,
+    rec_width_bucket=1,
     rec_keep_aspect=False,
     rec_channels=1,
     rec_mean=(0.5,),
@@ -89,6 +94,22 @@ def test_recognition_batch_minimum_width_and_empty():
     assert empty.shape == (1, 3, 48, 320) and not empty.any()
 
 
+BUCKETED = dataclasses.replace(PPOCR, rec_width_bucket=64)
+
+
+def test_width_buckets_round_up_and_set_the_batch_width():
+    assert padded_widths([100, 320, 321, 384, 385], BUCKETED) == [320, 320, 384, 384, 448]
+    assert padded_widths([321], PPOCR) == [321]
+    crops = [np.zeros((48, 330, 3), np.uint8)]
+    assert recognition_batch(crops, BUCKETED).shape == (1, 3, 48, 384)
+    try:
+        dataclasses.replace(PPOCR, rec_width_bucket=0)
+    except ValueError as exc:
+        assert "rec_width_bucket" in str(exc)
+    else:
+        raise AssertionError("a bucket of 0 must be refused")
+
+
 def test_both_entry_points_build_the_same_groups():
     """ocr builds each group's batch from its crops; the ensemble cuts the groups out of one
     batch padded to the widest crop. The recognizer must see identical tensors either way."""
@@ -97,7 +118,7 @@ def test_both_entry_points_build_the_same_groups():
         rng.integers(0, 256, (int(h), int(w), 3), dtype=np.uint8)
         for h, w in zip(rng.integers(12, 60, 15), rng.integers(10, 900, 15), strict=True)
     ]
-    for params in (PPOCR, STR):
+    for params in (PPOCR, STR, BUCKETED):
         padded = padded_widths(crop_widths(crops, params), params)
         direct = recognition_groups(crops, params, group_size=4)
         cut = split_batch(recognition_batch(crops, params), padded, group_size=4)

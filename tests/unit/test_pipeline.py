@@ -9,7 +9,8 @@ from triton_ocr.params import (
     detection_postprocessing_parameters,
     model_parameters,
 )
-from triton_ocr.pipeline import PipelineSettings, read_image, recognize_crops
+from triton_ocr.pipeline import PipelineSettings, decode_groups, read_image
+from triton_ocr.postprocessing.crops import recognition_groups
 from triton_ocr.samples import render, render_blank
 
 from .configs import config_dict
@@ -56,7 +57,9 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
     def recognize(batches):
         return [recognize_one(b) for b in batches]
 
-    decoded = recognize_crops(crops, settings(group_size=2), recognize)
+    s = settings(group_size=2)
+    groups = recognition_groups(crops, s.postprocessing, s.group_size)
+    decoded = decode_groups(groups, recognize([b for _, b in groups]), len(crops), s.alphabet)
     assert len(calls) == 3  # 5 crops in groups of 2
     assert [shape[0] for shape in calls] == [2, 2, 1]
     widths = [shape[3] for shape in calls]
@@ -114,3 +117,59 @@ def test_bad_overrides(overrides, message):
 
 def test_east_pack_accepts_its_own_detector_parameters():
     assert settings("east-str").with_overrides({"score_thresh": 0.6}).detector.score_thresh == 0.6
+
+
+def one_b_per_crop(seen):
+    def recognize(batches):
+        seen.extend(batch.shape for batch in batches)
+        results = []
+        for batch in batches:
+            best = np.zeros((len(batch), 4), np.int64)
+            best[:, 0] = 2
+            results.append((best, np.ones(best.shape, np.float32)))
+        return results
+
+    return recognize
+
+
+def png(image: np.ndarray) -> bytes:
+    import cv2
+
+    return cv2.imencode(".png", image)[1].tobytes()
+
+
+def test_a_small_wide_image_without_detections_is_read_as_one_line():
+    seen = []
+    crop = png(np.full((20, 60, 3), 255, np.uint8))  # nothing dark: the detector finds nothing
+    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen))
+    assert out.texts == ["b"] and len(seen) == 1
+    np.testing.assert_array_equal(out.quads[0], [[0, 0], [60, 0], [60, 20], [0, 20]])
+    never = settings().with_overrides({"single_line": "never"})
+    assert read_image(crop, never, dark_is_text, one_b_per_crop([])).texts == []
+
+
+def test_large_or_tall_images_are_not_taken_for_lines():
+    blank = settings()
+    for shape in ((200, 600, 3), (40, 50, 3)):  # too tall; not wide enough
+        data = png(np.full(shape, 255, np.uint8))
+        assert read_image(data, blank, dark_is_text, one_b_per_crop([])).texts == []
+
+
+def test_two_rows_in_a_small_image_keep_their_boxes():
+    image = np.full((90, 300, 3), 255, np.uint8)
+    image[10:30, 20:200] = 0
+    image[55:75, 20:200] = 0
+    seen = []
+    out = read_image(png(image), settings(), dark_is_text, one_b_per_crop(seen))
+    assert len(out.texts) == 2 and out.quads[:, :, 1].max() < 90
+
+
+def test_single_line_always_skips_the_detector():
+    def detect(tensor):
+        raise AssertionError("no detector call when the caller says the image is a line")
+
+    forced = settings().with_overrides({"single_line": "always"})
+    out = read_image(render().png, forced, detect, one_b_per_crop([]))
+    assert out.texts == ["b"]
+    with pytest.raises(ValueError, match="single_line"):
+        settings().with_overrides({"single_line": "sometimes"})

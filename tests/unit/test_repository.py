@@ -4,7 +4,7 @@ import pytest
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr.client import contract
-from triton_ocr.packs import DEFAULT_PACK, PACKS, config_path
+from triton_ocr.packs import DEFAULT_PACK, PACKS, check_group_size, config_path
 
 from .configs import REPOSITORY, load_config
 
@@ -66,3 +66,13 @@ def test_onnx_models_use_kind_auto(model, pack):
     assert [g.kind for g in config.instance_group] == [
         model_config_pb2.ModelInstanceGroup.KIND_AUTO
     ]
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_recognition_groups_fit_the_recognizer_batch(pack):
+    group = load_config("grouped_recognition", pack).parameters["recognition_group_size"]
+    size = int(group.string_value)
+    check_group_size(REPOSITORY, pack, size)  # the shipped configs agree
+    limit = load_config("text_recognition", pack).max_batch_size
+    with pytest.raises(ValueError, match="max_batch_size"):
+        check_group_size(REPOSITORY, pack, limit + 1)

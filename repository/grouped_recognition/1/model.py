@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from triton_ocr.packs import recognizer_best_path
+from triton_ocr.packs import check_group_size, recognizer_best_path
 from triton_ocr.params import GroupedRecognition, model_parameters, tensor_names
 from triton_ocr.postprocessing.crops import split_batch
 from triton_ocr.triton_adapter import bls_each, execute_each, input_array, respond
@@ -29,6 +29,7 @@ class TritonPythonModel:
         # our outputs are the recognizer's best-path outputs, under the same names
         self.output_names = tensor_names(args["model_config"], "output")
         repository = Path(args["model_repository"]).parent
+        check_group_size(repository, own.pack, self.group_size)
         self.recognizer_input, best_path = recognizer_best_path(repository, own.pack)
         if self.output_names != best_path:
             raise ValueError(f"outputs must be the recognizer's best path {best_path}")

@@ -1,10 +1,12 @@
 """Triton adapter for the BLS entry point: images in, texts per image out.
 
-The pipeline itself is triton_ocr.pipeline.read_image; this file only turns Triton tensors and
-request parameters into its arguments and its results into tensors, and makes the two network
-calls through BLS.
+The pipeline itself is triton_ocr.pipeline.read_image_async; this file only turns Triton tensors
+and request parameters into its arguments and its results into tensors, and makes the two
+network calls through async BLS. The images of one request are read concurrently, so one
+image's detection or recognition overlaps another's decoding and cropping.
 """
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,9 +14,9 @@ import numpy as np
 
 from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.params import Ocr, model_parameters, tensor_names
-from triton_ocr.pipeline import PipelineSettings, read_image
+from triton_ocr.pipeline import PipelineSettings, read_image_async
 from triton_ocr.postprocessing.recognition import Texts
-from triton_ocr.triton_adapter import bls, bls_each, execute_each, input_array, respond
+from triton_ocr.triton_adapter import bls_async, bls_gather, execute_each, input_array, respond
 
 DETECTOR, RECOGNIZER = "text_detection", "text_recognition"
 
@@ -24,6 +26,7 @@ class TritonPythonModel:
         own = model_parameters(Ocr, args["model_config"])
         repository = Path(args["model_repository"]).parent
         self.settings = PipelineSettings.from_repository(repository, own.pack)
+        self.images_in_flight = own.images_in_flight
         (self.input_name,) = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
         detector = load_config(repository, DETECTOR, own.pack)
@@ -31,11 +34,23 @@ class TritonPythonModel:
         self.detector_outputs = [o.name for o in detector.output]
         self.recognizer_input, self.best_path = recognizer_best_path(repository, own.pack)
 
-    def detect(self, tensor):
-        return bls(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
+    async def detect(self, tensor):
+        return await bls_async(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
 
-    def recognize(self, batches):
-        return bls_each(RECOGNIZER, self.recognizer_input, batches, self.best_path)
+    async def recognize(self, batches):
+        return await bls_gather(RECOGNIZER, self.recognizer_input, batches, self.best_path)
+
+    async def read_all(self, images: np.ndarray, settings: PipelineSettings) -> list[Texts]:
+        slots = asyncio.Semaphore(self.images_in_flight)
+
+        async def read(index: int, data: bytes) -> Texts:
+            async with slots:
+                try:
+                    return await read_image_async(data, settings, self.detect, self.recognize)
+                except ValueError as exc:
+                    raise ValueError(f"image {index}: {exc}") from exc
+
+        return list(await asyncio.gather(*(read(i, bytes(d)) for i, d in enumerate(images))))
 
     def execute(self, requests):
         return execute_each(requests, self._run)
@@ -45,12 +60,7 @@ class TritonPythonModel:
         images = input_array(request, self.input_name).reshape(-1)
         if images.size == 0:
             raise ValueError("the request holds no images")
-        results: list[Texts] = []
-        for index, data in enumerate(images):
-            try:
-                results.append(read_image(bytes(data), settings, self.detect, self.recognize))
-            except ValueError as exc:
-                raise ValueError(f"image {index}: {exc}") from exc
+        results = asyncio.run(self.read_all(images, settings))
         counts = [len(r.texts) for r in results]
         texts = [t.encode("utf-8") for r in results for t in r.texts]
         return respond(

@@ -51,6 +51,8 @@ class TritonPythonModel:
             providers=_providers(args["model_instance_kind"], args["model_instance_device_id"]),
         )
         self.inputs = [t["name"] for t in config["input"]]
+        # requests carry a batch dimension that Triton may merge across requests
+        self.batching = int(config.get("max_batch_size", 0)) > 0
         self.outputs = [t["name"] for t in config["output"]]
         self.output_dtypes = {
             t["name"]: pb_utils.triton_string_to_numpy(t["data_type"]) for t in config["output"]
@@ -65,8 +67,15 @@ class TritonPythonModel:
             )
 
     def execute(self, requests):
-        responses = []
-        for request in requests:
+        """Run the requests, those with equal shapes and outputs as one batch.
+
+        With `max_batch_size` > 0 and `dynamic_batching`, Triton hands over several queued
+        requests at once (it batches only equal shapes); they share one session run, as in the
+        C++ backend. Otherwise each request runs alone.
+        """
+        groups: dict[object, list[int]] = {}
+        calls = []
+        for index, request in enumerate(requests):
             feeds = {
                 name: pb_utils.get_input_tensor_by_name(request, name).as_numpy()
                 for name in self.inputs
@@ -74,16 +83,40 @@ class TritonPythonModel:
             # compute and send only what the caller asked for (an ensemble step asks for the
             # outputs it maps; a BLS call names them)
             requested = set(request.requested_output_names())
-            wanted = [n for n in self.outputs if n in requested] or self.outputs
-            try:
-                results = self.session.run(wanted, feeds)
-            except (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError) as exc:
-                error = pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
-                responses.append(pb_utils.InferenceResponse(error=error))
-                continue
-            tensors = [
-                pb_utils.Tensor(name, np.ascontiguousarray(value, dtype=self.output_dtypes[name]))
-                for name, value in zip(wanted, results, strict=True)
-            ]
-            responses.append(pb_utils.InferenceResponse(tensors))
+            wanted = tuple(n for n in self.outputs if n in requested) or tuple(self.outputs)
+            calls.append((feeds, wanted))
+            key = (wanted, tuple(f.shape[1:] for f in feeds.values())) if self.batching else index
+            groups.setdefault(key, []).append(index)
+        responses = [None] * len(requests)
+        for members in groups.values():
+            for index, response in zip(
+                members, self._run([calls[i] for i in members]), strict=True
+            ):
+                responses[index] = response
         return responses
+
+    def _run(self, calls):
+        """One session run for requests with equal shapes and outputs; one response each."""
+        wanted = list(calls[0][1])
+        sizes = [len(next(iter(feeds.values()))) for feeds, _ in calls]
+        feeds = (
+            calls[0][0]
+            if len(calls) == 1
+            else {name: np.concatenate([f[name] for f, _ in calls]) for name in self.inputs}
+        )
+        try:
+            results = self.session.run(wanted, feeds)
+        except (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError) as exc:
+            error = pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
+            return [pb_utils.InferenceResponse(error=error) for _ in calls]
+        bounds = np.cumsum(sizes)[:-1]
+        parts = [np.split(value, bounds) for value in results]
+        return [
+            pb_utils.InferenceResponse(
+                [
+                    pb_utils.Tensor(name, np.ascontiguousarray(part[i], self.output_dtypes[name]))
+                    for name, part in zip(wanted, parts, strict=True)
+                ]
+            )
+            for i in range(len(calls))
+        ]

@@ -1,0 +1,32 @@
+"""The tuning command's variants: parsed from the CLI, written into a repository copy."""
+
+import pytest
+
+from triton_ocr.packs import load_config
+from triton_ocr.tuning import Variant, write_variant
+
+from .configs import REPOSITORY
+
+
+def test_variants_parse():
+    assert Variant.parse("64:0:2") == Variant(64, 0, 2)
+    assert Variant.parse("1:none:1") == Variant(1, None, 1)
+    with pytest.raises(ValueError):
+        Variant.parse("64:0")
+
+
+@pytest.mark.parametrize("variant", [Variant(64, 2000, 3), Variant(1, None, 1)])
+def test_a_variant_changes_only_its_settings(tmp_path, variant):
+    target = write_variant(REPOSITORY, tmp_path / "repo", variant)
+    post = load_config(target, "detection_postprocessing")
+    assert post.parameters["rec_width_bucket"].string_value == str(variant.bucket)
+    recognizer = load_config(target, "text_recognition")
+    if variant.delay_us is None:
+        assert not recognizer.HasField("dynamic_batching")
+    else:
+        assert recognizer.dynamic_batching.max_queue_delay_microseconds == variant.delay_us
+    ocr = load_config(target, "ocr")
+    assert ocr.parameters["images_in_flight"].string_value == str(variant.in_flight)
+    original = load_config(REPOSITORY, "text_recognition")
+    assert recognizer.max_batch_size == original.max_batch_size
+    assert recognizer.input == original.input and recognizer.output == original.output

@@ -1,0 +1,1 @@
+"""Accuracy evaluation: labelled sets, metrics, and the `triton-ocr eval` runner."""

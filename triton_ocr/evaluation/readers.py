@@ -1,0 +1,47 @@
+"""What `triton-ocr eval` reads with: the service (either entry point), or RapidOCR in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from triton_ocr.client import OcrClient
+from triton_ocr.client.ocr_client import TextLine
+
+from .runner import Reader
+
+ENTRY_POINTS = ("ocr", "ensemble_model")
+
+
+def _as_result(lines: list[TextLine]) -> tuple[list[str], np.ndarray]:
+    quads = np.array([line.polygon for line in lines], np.float32).reshape(-1, 4, 2)
+    return [line.text for line in lines], quads
+
+
+def service_reader(
+    client: OcrClient, model: str, parameters: Mapping[str, str] | None = None
+) -> Reader:
+    """One image per request to `model`; request parameters only reach the `ocr` model."""
+    if model not in ENTRY_POINTS:
+        raise ValueError(f"model must be one of {list(ENTRY_POINTS)}, not {model!r}")
+    if model == "ocr":
+        return lambda data: _as_result(client.read_many([data], **(parameters or {}))[0])
+    if parameters:
+        raise ValueError("request parameters need the `ocr` entry point")
+    return lambda data: _as_result(client.read(data))
+
+
+def rapidocr_reader() -> Reader:
+    """RapidOCR with its default PP-OCRv4 models, no angle classifier (the bench extra)."""
+    from rapidocr_onnxruntime import RapidOCR
+
+    engine = RapidOCR()
+
+    def read(data: bytes) -> tuple[list[str], np.ndarray]:
+        found, _ = engine(data, use_cls=False)
+        found = found or []
+        quads = np.array([box for box, _, _ in found], np.float32).reshape(-1, 4, 2)
+        return [text for _, text, _ in found], quads
+
+    return read

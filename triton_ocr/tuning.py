@@ -1,0 +1,174 @@
+"""Measure serving settings side by side: `triton-ocr tune` (a benchmark, not a test).
+
+Each variant is the default ppocr repository with text_recognition's dynamic batching, the
+recognizer width bucket and the `ocr` model's images in flight changed; every variant gets its
+own server, in interleaved passes, and the same workload: `ocr` over gRPC at several
+concurrencies and images per request. Texts are compared with the first variant's, since
+padding can change what the recognizer reads.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import text_format
+
+from triton_ocr.bench import Row, bench_images
+from triton_ocr.client import OcrClient
+from triton_ocr.packs import config_path, load_config
+
+
+@dataclass(frozen=True)
+class Variant:
+    bucket: int  # detection_postprocessing's rec_width_bucket
+    delay_us: int | None  # text_recognition's max_queue_delay_microseconds; None: no batcher
+    in_flight: int  # the ocr model's images_in_flight
+
+    @property
+    def name(self) -> str:
+        batcher = "no batcher" if self.delay_us is None else f"batcher delay {self.delay_us} us"
+        return f"bucket {self.bucket}, {batcher}, {self.in_flight} in flight"
+
+    @staticmethod
+    def parse(text: str) -> Variant:
+        """`BUCKET:DELAY_US:IN_FLIGHT`, DELAY_US `none` for no batcher, e.g. `64:0:2`."""
+        bucket, delay, in_flight = text.split(":")
+        return Variant(int(bucket), None if delay == "none" else int(delay), int(in_flight))
+
+
+def write_variant(source: Path, target: Path, variant: Variant) -> Path:
+    """A copy of the repository with the variant's settings in its ppocr configs."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    post = load_config(target, "detection_postprocessing")
+    post.parameters["rec_width_bucket"].string_value = str(variant.bucket)
+    recognizer = load_config(target, "text_recognition")
+    if variant.delay_us is None:
+        recognizer.ClearField("dynamic_batching")
+    else:
+        recognizer.dynamic_batching.max_queue_delay_microseconds = variant.delay_us
+    ocr = load_config(target, "ocr")
+    ocr.parameters["images_in_flight"].string_value = str(variant.in_flight)
+    edited = (("detection_postprocessing", post), ("text_recognition", recognizer), ("ocr", ocr))
+    for model, config in edited:
+        config_path(target, model).write_text(text_format.MessageToString(config))
+    return target
+
+
+def run_load(url: str, images: Sequence[bytes], concurrency: int, per_request: int, row: Row):
+    """Every image once, `per_request` images per `ocr` request, `concurrency` in flight."""
+    chunks = [list(images[i : i + per_request]) for i in range(0, len(images), per_request)]
+    queue = list(reversed(chunks))
+    clients = [OcrClient(url, "grpc") for _ in range(concurrency)]
+
+    def worker(client: OcrClient) -> None:
+        while True:
+            try:
+                chunk = queue.pop()
+            except IndexError:
+                return
+            start = time.perf_counter()
+            client.read_many(chunk)
+            row.latencies.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(worker, clients))
+    row.wall += time.perf_counter() - start
+    row.images += len(images)
+    for client in clients:
+        client.close()
+
+
+def texts_per_image(url: str, images: Sequence[bytes]) -> list[list[str]]:
+    with OcrClient(url, "grpc") as client:
+        return [[line.text for line in client.read_many([data])[0]] for data in images]
+
+
+def run_tuning(
+    repository: Path,
+    out: Path,
+    shared_eval: Path | None,
+    variants: Sequence[Variant],
+    loads: Sequence[tuple[int, int]],
+    passes: int,
+) -> dict:
+    from triton_ocr.server import ServerOptions, free_ports, running_server
+
+    images = [data for _, data in bench_images(shared_eval)]
+    rows = {
+        (v, load): Row(f"{v.name} c={load[0]} x{load[1]}", load[0])
+        for v in variants
+        for load in loads
+    }
+    texts: dict[Variant, list[list[str]]] = {}
+    with tempfile.TemporaryDirectory(prefix="triton-ocr-tune-") as tmp:
+        for variant_index, variant in enumerate(variants):
+            write_variant(repository, Path(tmp) / f"v{variant_index}", variant)
+        for pass_index in range(passes):
+            for variant_index, variant in enumerate(variants):
+                http, grpc, metrics = free_ports(3)
+                repo = Path(tmp) / f"v{variant_index}"
+                opts = ServerOptions(repo, "127.0.0.1", http, grpc, metrics)
+                url = f"127.0.0.1:{grpc}"
+                with running_server(opts, log_file=Path(tmp) / f"v{variant_index}.log"):
+                    if variant not in texts:  # also warms every model up
+                        texts[variant] = texts_per_image(url, images)
+                    else:
+                        texts_per_image(url, images[:1])
+                    for load in loads:
+                        row = rows[variant, load]
+                        run_load(url, images, load[0], load[1], row)
+                        print(
+                            f"pass {pass_index + 1}/{passes} {row.name}: "
+                            f"{row.throughput:.2f} img/s",
+                            file=sys.stderr,
+                        )
+    base = texts[variants[0]]
+    result = {
+        "command": " ".join(sys.argv),
+        "images": len(images),
+        "passes": passes,
+        "variants": [
+            {
+                "variant": v.name,
+                "bucket": v.bucket,
+                "delay_us": v.delay_us,
+                "images_in_flight": v.in_flight,
+                "images_differing_from_first_variant": sum(
+                    a != b for a, b in zip(texts[v], base, strict=True)
+                ),
+                "loads": [
+                    {
+                        "concurrency": c,
+                        "images_per_request": k,
+                        "images_per_s": round(rows[v, (c, k)].throughput, 3),
+                        "p50_ms": round(rows[v, (c, k)].percentile(50) * 1000, 1),
+                    }
+                    for c, k in loads
+                ],
+            }
+            for v in variants
+        ],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tuning.json").write_text(json.dumps(result, indent=2))
+    print_tuning(result)
+    return result
+
+
+def print_tuning(result: dict) -> None:
+    loads = result["variants"][0]["loads"]
+    header = " | ".join(f"c={x['concurrency']} x{x['images_per_request']}" for x in loads)
+    print(f"| variant | {header} | images read differently |")
+    print("|---|" + "---:|" * (len(loads) + 1))
+    for v in result["variants"]:
+        cells = " | ".join(f"{x['images_per_s']:.2f}" for x in v["loads"])
+        print(f"| {v['variant']} | {cells} | {v['images_differing_from_first_variant']} |")
