@@ -41,6 +41,11 @@ def char_error_rate(predicted: str, truth: str) -> float:
     return Levenshtein.distance(p, t) / max(1, len(t))
 
 
+def found_in(text: str, normalized_output: str) -> bool:
+    """A label string is found when each of its tokens occurs in the normalised output."""
+    return all(t in normalized_output for t in tokens(text))
+
+
 @dataclass
 class Counts:
     """Sums over images; ratios come from the sums (micro averages)."""
@@ -120,7 +125,7 @@ def score_image(sample: Sample, texts: Sequence[str], quads: np.ndarray) -> Coun
         if not label_tokens:
             continue
         counts.strings += 1
-        counts.strings_found += all(t in output for t in label_tokens)
+        counts.strings_found += found_in(label.text, output)
         counts.tokens += len(label_tokens)
         counts.tokens_found += sum(t in output for t in label_tokens)
     if sample.complete:  # precision only where every legible text is labelled

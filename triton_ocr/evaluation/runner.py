@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .labels import Sample
-from .metrics import Counts, normalize, score_image, score_word, summary, tokens
+from .metrics import Counts, found_in, normalize, score_image, score_word, summary, tokens
 
 # encoded image -> (texts, quads [N, 4, 2]) in reading order
 Reader = Callable[[bytes], tuple[list[str], np.ndarray]]
@@ -24,18 +24,15 @@ class ImageResult:
 
     @property
     def missed(self) -> list[str]:
-        """Labelled strings not found in the output (same rule as the string recall)."""
-        output = "".join(normalize(t) for t in self.texts)
+        """Labelled strings not found in the output (the rules of the scores)."""
         if self.sample.kind == "word":
-            return (
-                []
-                if normalize(" ".join(self.texts)) == normalize(self.sample.cared[0].text)
-                else [self.sample.cared[0].text]
-            )
+            exact = score_word(self.sample, self.texts).exact
+            return [] if exact else [self.sample.cared[0].text]
+        output = "".join(normalize(t) for t in self.texts)
         return [
             label.text
             for label in self.sample.cared
-            if tokens(label.text) and not all(t in output for t in tokens(label.text))
+            if tokens(label.text) and not found_in(label.text, output)
         ]
 
 
