@@ -18,11 +18,17 @@ def read(
     protocol: str = typer.Option("http", help="http or grpc."),
     as_json: bool = typer.Option(False, "--json", help="Print text, polygon and score per line."),
     timeout: float = typer.Option(60.0, help="Seconds to wait for the answer."),
+    line: bool = typer.Option(
+        False, "--line", help="Each image is one pre-cropped word or line: no detection."
+    ),
 ) -> None:
     """Send each image to the OCR service and print the recognized lines."""
     with OcrClient(url or DEFAULT_URLS.get(protocol, ""), protocol, timeout=timeout) as client:
         for image in images:
-            lines = client.read(image)
+            # a forced line goes to the `ocr` entry point, which takes request parameters
+            lines = (
+                client.read_many([image], single_line="always")[0] if line else client.read(image)
+            )
             if as_json:
                 record = {"image": str(image), "lines": [line.as_dict() for line in lines]}
                 print(json.dumps(record, ensure_ascii=False))

@@ -153,6 +153,20 @@ def test_client_script_prints_lines_and_json(server, tmp_path, protocol):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.png"]  # nothing else written
 
 
+def test_client_script_reads_a_forced_line_as_one_text(server, tmp_path):
+    """--line: the whole image is one line (a tall crop that the automatic rule leaves alone)."""
+    from triton_ocr.samples import Placed, render
+
+    crop = render((Placed("HOTEL PACIFIC 42", (10, 40), 40),), size=(420, 130))
+    image = tmp_path / "crop.png"
+    image.write_bytes(crop.png)
+    base = [sys.executable, str(ROOT / "client" / "client.py"), str(image), "--url", server.http]
+    run = dict(capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path)
+    forced = json.loads(subprocess.run([*base, "--line", "--json"], **run).stdout)["lines"]
+    assert [normalize(x["text"]) for x in forced] == ["hotelpacific42"]
+    assert forced[0]["polygon"] == [[0, 0], [420, 0], [420, 130], [0, 130]]  # the whole image
+
+
 def test_triton_ocr_read_subcommand(server, tmp_path):
     image = tmp_path / "sample.png"
     image.write_bytes(SAMPLE.png)
