@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from triton_ocr.client import OcrClient
+from triton_ocr.evaluation.labels import load_manifest
 from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.crops import recognition_batch
@@ -67,13 +68,19 @@ def bench_images(shared_eval: Path | None) -> list[tuple[str, bytes]]:
     ]
     images.append(("rendered/small.png", render(DEMO_LINES[:2], (720, 240)).png))
     if shared_eval and (shared_eval / "manifest.json").is_file():
-        for entry in json.loads((shared_eval / "manifest.json").read_text()):
-            images.append((entry["file"], (shared_eval / entry["file"]).read_bytes()))
+        for sample in load_manifest(shared_eval):
+            images.append((str(sample.path.relative_to(shared_eval)), sample.path.read_bytes()))
     return images
 
 
-def run_row(row: Row, read: Callable[[], ReadOne], images: Sequence[bytes]) -> None:
-    """Send every image once, `row.concurrency` at a time (one reader per worker thread)."""
+def run_row(
+    row: Row, read: Callable[[], ReadOne], images: Sequence, count: int | None = None
+) -> None:
+    """Send every image once, `row.concurrency` at a time (one reader per worker thread).
+
+    An item of `images` may be a list of images for one request; `count` is then the number
+    of images they hold.
+    """
     queue = list(reversed(images))  # popped from the end: images[0] goes first
     readers = [read() for _ in range(row.concurrency)]
 
@@ -93,7 +100,7 @@ def run_row(row: Row, read: Callable[[], ReadOne], images: Sequence[bytes]) -> N
         for times in pool.map(worker, readers):
             row.latencies.extend(times)
     row.wall += time.perf_counter() - start
-    row.images += len(images)
+    row.images += len(images) if count is None else count
 
 
 # --- the in-process rows ---------------------------------------------------------------------

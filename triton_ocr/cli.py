@@ -21,6 +21,10 @@ app.add_typer(export_app, name="export")
 app.command("read")(read_command)
 
 REPOSITORY_HELP = "Triton model repository (default: $TRITON_OCR_REPOSITORY or ./repository)."
+# the benchmark's and the tuning's image set: rendered images plus these when present
+SHARED_EVAL_OPTION = typer.Option(
+    Path("../shared/eval"), help="Labelled real images to add to the set (if present)."
+)
 
 
 def default_repository() -> Path:
@@ -117,9 +121,7 @@ def serve(
 def bench(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
     out: Path = typer.Option(Path("bench-results"), help="Folder for benchmark.json/.png."),
-    shared_eval: Path = typer.Option(
-        Path("../shared/eval"), help="Labelled real images to add to the set (if present)."
-    ),
+    shared_eval: Path = SHARED_EVAL_OPTION,
     rounds: int = typer.Option(2, help="Interleaved rounds over the whole image set."),
     concurrency: list[int] = typer.Option([1, 2, 4, 8], help="Client concurrencies to measure."),
     floor_threads: int = typer.Option(2, help="onnxruntime intra-op threads of row B."),
@@ -137,9 +139,7 @@ def bench(
 def tune(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
     out: Path = typer.Option(Path("bench-results"), help="Folder for tuning.json."),
-    shared_eval: Path = typer.Option(
-        Path("../shared/eval"), help="Labelled real images to add to the set (if present)."
-    ),
+    shared_eval: Path = SHARED_EVAL_OPTION,
     variant: list[str] = typer.Option(
         ["1:none:1", "1:none:2", "1:0:2", "64:0:2", "160:0:2", "64:2000:2"],
         help="BUCKET:DELAY_US:IMAGES_IN_FLIGHT (DELAY_US none: no dynamic batcher); the first "
@@ -175,7 +175,7 @@ def evaluate(
 ) -> None:
     """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
     scores of scenes and documents; the images with misses."""
-    from triton_ocr.evaluation.run import run_evaluation
+    from triton_ocr.evaluation.command import run_evaluation
 
     parameters = dict(p.split("=", 1) for p in param)
     try:

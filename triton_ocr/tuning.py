@@ -13,15 +13,13 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
 
-from triton_ocr.bench import Row, bench_images
+from triton_ocr.bench import Row, bench_images, run_row
 from triton_ocr.client import OcrClient
 from triton_ocr.packs import config_path, load_config
 
@@ -62,27 +60,16 @@ def write_variant(source: Path, target: Path, variant: Variant) -> Path:
     return target
 
 
-def run_load(url: str, images: Sequence[bytes], concurrency: int, per_request: int, row: Row):
-    """Every image once, `per_request` images per `ocr` request, `concurrency` in flight."""
+def run_load(url: str, images: Sequence[bytes], per_request: int, row: Row) -> None:
+    """Every image once, `per_request` images per `ocr` request, `row.concurrency` in flight."""
     chunks = [list(images[i : i + per_request]) for i in range(0, len(images), per_request)]
-    queue = list(reversed(chunks))
-    clients = [OcrClient(url, "grpc") for _ in range(concurrency)]
+    clients: list[OcrClient] = []
 
-    def worker(client: OcrClient) -> None:
-        while True:
-            try:
-                chunk = queue.pop()
-            except IndexError:
-                return
-            start = time.perf_counter()
-            client.read_many(chunk)
-            row.latencies.append(time.perf_counter() - start)
+    def reader():
+        clients.append(OcrClient(url, "grpc"))
+        return clients[-1].read_many
 
-    start = time.perf_counter()
-    with ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(worker, clients))
-    row.wall += time.perf_counter() - start
-    row.images += len(images)
+    run_row(row, reader, chunks, count=len(images))
     for client in clients:
         client.close()
 
@@ -125,7 +112,7 @@ def run_tuning(
                         texts_per_image(url, images[:1])
                     for load in loads:
                         row = rows[variant, load]
-                        run_load(url, images, load[0], load[1], row)
+                        run_load(url, images, load[1], row)
                         print(
                             f"pass {pass_index + 1}/{passes} {row.name}: "
                             f"{row.throughput:.2f} img/s",

@@ -9,9 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.server import free_ports
-
-from .text_match import normalize
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")
 

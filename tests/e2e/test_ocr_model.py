@@ -8,10 +8,10 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr.client import OcrClient, contract
+from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.samples import Placed, render, render_blank
 
 from .conftest import ROOT
-from .text_match import normalize
 
 SAMPLE = render()
 SECOND = render(

@@ -15,10 +15,10 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr.client import OcrClient, contract
+from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.samples import render, render_blank
 
 from .conftest import ROOT, Endpoints
-from .text_match import normalize
 
 SAMPLE = render()
 
