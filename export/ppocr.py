@@ -1,7 +1,9 @@
 """The `ppocr` pack: PP-OCRv4 detection + recognition ONNX files from the rapidocr wheel.
 
 The files are taken out of the wheel; rapidocr itself is never installed or imported. The
-recognizer gets a best-path head appended (see recognizer_head.py).
+recognizer gets a best-path head appended (see recognizer_head.py). The orientation classifier
+comes from the same wheel; every pack's repository needs it (text_orientation is one of its
+models), so the east-str export takes it out too.
 """
 
 from __future__ import annotations
@@ -17,17 +19,19 @@ from pathlib import Path
 
 import onnx
 
-from triton_ocr.packs import model_file
+from triton_ocr.packs import ORIENTATION_MODEL, model_file
 
 from .recognizer_head import append_best_path_head
 
 WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
 WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
 WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
+CLASSIFIER_MEMBER = "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 # member in the wheel -> model directory in the repository
 MODELS = {
     "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "text_detection",
     "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "text_recognition",
+    CLASSIFIER_MEMBER: ORIENTATION_MODEL,
 }
 
 
@@ -76,8 +80,19 @@ def fetch_wheel(cache: Path | None = None) -> Path:
 
 
 def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
-    """Write the detector and recognizer into `repository` (at the files their configs name)."""
-    targets = {member: model_file(repository, model) for member, model in MODELS.items()}
+    """Write the detector, recognizer and orientation classifier into `repository`."""
+    return extract_models(repository, list(MODELS), wheel)
+
+
+def export_orientation_classifier(repository: Path, wheel: Path | None = None) -> Path:
+    """Write only the orientation classifier (for the packs that bring their own networks)."""
+    (written,) = extract_models(repository, [CLASSIFIER_MEMBER], wheel)
+    return written
+
+
+def extract_models(repository: Path, members: list[str], wheel: Path | None) -> list[Path]:
+    """Write the wheel's `members` at the files their models' configs name."""
+    targets = {member: model_file(repository, MODELS[member]) for member in members}
     wheel = wheel or fetch_wheel()
     with zipfile.ZipFile(wheel) as archive:
         for member, target in targets.items():

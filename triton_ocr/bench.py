@@ -27,7 +27,7 @@ import numpy as np
 
 from triton_ocr.client import OcrClient
 from triton_ocr.evaluation.labels import load_manifest
-from triton_ocr.packs import load_config, recognizer_best_path
+from triton_ocr.packs import ORIENTATION_MODEL, load_config, recognizer_best_path
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.crops import recognition_batch
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
@@ -110,7 +110,7 @@ def rapidocr_reader() -> ReadOne:
     from rapidocr_onnxruntime import RapidOCR  # only in the bench environment
 
     engine = RapidOCR()
-    return lambda data: engine(data, use_cls=False)
+    return lambda data: engine(data, use_cls=True)  # as the service: classifier on
 
 
 def onnx_sessions(repository: Path, threads: int):
@@ -127,11 +127,11 @@ def onnx_sessions(repository: Path, threads: int):
             providers=["CPUExecutionProvider"],
         )
 
-    return session("text_detection"), session("text_recognition")
+    return session("text_detection"), session("text_recognition"), session(ORIENTATION_MODEL)
 
 
 def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> ReadOne:
-    detector, recognizer = onnx_sessions(repository, threads)
+    detector, recognizer, classifier = onnx_sessions(repository, threads)
     det_in = detector.get_inputs()[0].name
     rec_in, best_path = recognizer_best_path(repository)
 
@@ -141,7 +141,11 @@ def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> 
     def recognize(batches):
         return [tuple(recognizer.run(best_path, {rec_in: b})) for b in batches]
 
-    return lambda data: read_image(data, settings, detect, recognize)
+    def classify(inputs):
+        model = settings.orientation
+        return [classifier.run([model.output], {model.input: x})[0] for x in inputs]
+
+    return lambda data: read_image(data, settings, detect, recognize, classify)
 
 
 # --- the served rows -------------------------------------------------------------------------

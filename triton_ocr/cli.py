@@ -142,8 +142,8 @@ def tune(
     shared_eval: Path = SHARED_EVAL_OPTION,
     variant: list[str] = typer.Option(
         ["1:none:1", "1:none:2", "1:0:2", "64:0:2", "160:0:2", "64:2000:2"],
-        help="BUCKET:DELAY_US:IMAGES_IN_FLIGHT (DELAY_US none: no dynamic batcher); the first "
-        "is the reference.",
+        help="BUCKET:DELAY_US:IMAGES_IN_FLIGHT[:nocls] (DELAY_US none: no dynamic batcher; "
+        "nocls: no orientation classifier); the first is the reference.",
     ),
     load: list[str] = typer.Option(
         ["1x1", "4x1", "8x1", "1x4"], help="CONCURRENCYxIMAGES_PER_REQUEST of `ocr` over gRPC."
@@ -171,6 +171,7 @@ def evaluate(
     out: Path = typer.Option(None, help="Write the JSON report here."),
     visualize: Path = typer.Option(None, help="Save images with polygons into this folder."),
     min_string_f1: float = typer.Option(None, help="Exit 1 if scene+document string F1 is lower."),
+    rotate: int = typer.Option(0, help="Turn every image (and its boxes) 90, 180 or 270° first."),
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
 ) -> None:
     """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
@@ -190,6 +191,7 @@ def evaluate(
             out,
             visualize,
             min_string_f1,
+            rotate,
         )
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -7,6 +7,7 @@ shared; what differs between packs (tensor names, parameters, model file names) 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
@@ -68,3 +69,29 @@ def check_group_size(repository: Path, pack: str, group_size: int) -> None:
             f"recognition_group_size {group_size} must be between 1 and text_recognition's "
             f"max_batch_size {limit} ({pack})"
         )
+
+
+ORIENTATION_MODEL = "text_orientation"
+
+
+@dataclass(frozen=True)
+class OrientationModel:
+    """What callers of the 0/180-degree classifier need from its config."""
+
+    input: str
+    output: str  # [n, 2] class probabilities
+    channels: int
+    height: int
+    width: int
+
+
+def orientation_model(repository: Path, pack: str = DEFAULT_PACK) -> OrientationModel:
+    """text_orientation's tensor names and input size ([n, C, H, W]), from its config."""
+    config = load_config(repository, ORIENTATION_MODEL, pack)
+    if len(config.input) != 1 or len(config.output) != 1:
+        raise ValueError(f"{ORIENTATION_MODEL} ({pack}) must have one input and one output")
+    (inp,), (out,) = config.input, config.output
+    *_, channels, height, width = (int(d) for d in inp.dims)
+    if min(channels, height, width) < 1:
+        raise ValueError(f"{ORIENTATION_MODEL} ({pack}) needs a fixed [C, H, W] input size")
+    return OrientationModel(inp.name, out.name, channels, height, width)

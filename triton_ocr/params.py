@@ -31,6 +31,15 @@ class Ocr:
 class GroupedRecognition:
     pack: str  # whose text_recognition config names the recognizer's input
     recognition_group_size: int  # crops per recognizer call, after sorting by width
+    # Upside-down lines: each group goes through the 0/180-degree classifier (text_orientation)
+    # first, and crops it finds turned over with at least orientation_threshold are turned back.
+    classify_orientation: bool
+    orientation_threshold: float
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.orientation_threshold <= 1.0:
+            value = self.orientation_threshold
+            raise ValueError(f"orientation_threshold must be in [0.5, 1], not {value}")
 
 
 SINGLE_LINE_MODES = ("auto", "always", "never")

@@ -28,9 +28,10 @@ from triton_ocr.params import (
     model_parameters,
 )
 from triton_ocr.postprocessing.alphabet import load_alphabet
-from triton_ocr.postprocessing.crops import recognition_groups
+from triton_ocr.postprocessing.crops import crop_widths, recognition_groups
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import detect_texts, whole_image
+from triton_ocr.postprocessing.orientation import classifier_input, turn_over, upside_down
 from triton_ocr.postprocessing.recognition import Texts, select_texts
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
@@ -40,8 +41,12 @@ Detect = Callable[[np.ndarray], list[np.ndarray]]
 # recognizer batches [n, C, H, W] -> (best class [n, T], best score [n, T]) for each batch;
 # all the batches of an image come at once so a caller may run them concurrently
 Recognize = Callable[[list[np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
+# orientation classifier inputs [n, C, H, W] -> [n, 2] class probabilities for each
+Classify = Callable[[list[np.ndarray]], list[np.ndarray]]
 AsyncDetect = Callable[[np.ndarray], Awaitable[list[np.ndarray]]]
 AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, np.ndarray]]]]
+AsyncClassify = Callable[[list[np.ndarray]], Awaitable[list[np.ndarray]]]
+Groups = list[tuple[list[int], np.ndarray]]  # (crop indices, recognizer batch) per group
 
 # Parameters a request may change: thresholds and sizes that trade recall, precision and cost;
 # never the model-defined ones (normalisation, recognizer input shape) nor the safety limit.
@@ -49,6 +54,8 @@ REQUEST_PARAMETERS = frozenset(
     {
         "text_score",
         "single_line",
+        "classify_orientation",
+        "orientation_threshold",
         "min_side_len",
         "max_side_len",
         "min_box_size",
@@ -69,7 +76,20 @@ class PipelineSettings:
     detector: DBParameters | EASTParameters
     recognition: RecognitionPostprocessing
     alphabet: Sequence[str]
-    group_size: int  # crops per recognizer call, after sorting by width
+    grouping: GroupedRecognition  # group size and the orientation classifier's use
+    orientation: packs.OrientationModel
+
+    def __post_init__(self) -> None:
+        channels = self.postprocessing.rec_channels
+        if self.grouping.classify_orientation and channels != self.orientation.channels:
+            raise ValueError(
+                f"classify_orientation needs {self.orientation.channels}-channel recognizer "
+                f"crops; this pack's recognizer takes {channels} (turn it off)"
+            )
+
+    @property
+    def group_size(self) -> int:  # crops per recognizer call, after sorting by width
+        return self.grouping.recognition_group_size
 
     @classmethod
     def from_repository(cls, repository: Path, pack: str) -> PipelineSettings:
@@ -91,10 +111,8 @@ class PipelineSettings:
             recognition.alphabet_metadata_key,
             recognition.append_space,
         )
-        group_size = model_parameters(
-            GroupedRecognition, config("grouped_recognition")
-        ).recognition_group_size
-        packs.check_group_size(repository, pack, group_size)
+        grouping = model_parameters(GroupedRecognition, config("grouped_recognition"))
+        packs.check_group_size(repository, pack, grouping.recognition_group_size)
         return cls(
             preprocessing=model_parameters(
                 DetectionPreprocessing, config("detection_preprocessing")
@@ -103,7 +121,8 @@ class PipelineSettings:
             detector=detector,
             recognition=recognition,
             alphabet=alphabet,
-            group_size=group_size,
+            grouping=grouping,
+            orientation=packs.orientation_model(repository, pack),
         )
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> PipelineSettings:
@@ -120,6 +139,7 @@ class PipelineSettings:
             "postprocessing": self.postprocessing,
             "detector": self.detector,
             "recognition": self.recognition,
+            "grouping": self.grouping,
         }
         changed = {}
         for name, raw in overrides.items():
@@ -162,8 +182,33 @@ def decode_groups(
     return decoded
 
 
+async def orient_groups(
+    groups: Groups,
+    widths: Sequence[int],
+    classify: AsyncClassify,
+    model: packs.OrientationModel,
+    threshold: float,
+) -> Groups:
+    """Each group's crops that the classifier finds upside down, turned back (one classifier
+    call per group, all in flight together). `widths` are the crops' own widths, by index."""
+    own = [[widths[i] for i in indices] for indices, _ in groups]
+    inputs = [
+        classifier_input(batch, w, model.height, model.width)
+        for (_, batch), w in zip(groups, own, strict=True)
+    ]
+    probabilities = await classify(inputs)
+    return [
+        (indices, turn_over(batch, w, upside_down(p, threshold)))
+        for (indices, batch), w, p in zip(groups, own, probabilities, strict=True)
+    ]
+
+
 async def read_image_async(
-    data: bytes, settings: PipelineSettings, detect: AsyncDetect, recognize: AsyncRecognize
+    data: bytes,
+    settings: PipelineSettings,
+    detect: AsyncDetect,
+    recognize: AsyncRecognize,
+    classify: AsyncClassify,
 ) -> Texts:
     """Encoded image -> texts, polygons (original pixels, reading order) and confidences.
 
@@ -179,13 +224,21 @@ async def read_image_async(
     if not found.crops:
         return Texts.empty()  # no recognizer call at all
     groups = recognition_groups(found.crops, settings.postprocessing, settings.group_size)
+    if settings.grouping.classify_orientation:
+        widths = crop_widths(found.crops, settings.postprocessing)
+        threshold = settings.grouping.orientation_threshold
+        groups = await orient_groups(groups, widths, classify, settings.orientation, threshold)
     results = await recognize([batch for _, batch in groups])
     decoded = decode_groups(groups, results, len(found.crops), settings.alphabet)
     return select_texts(decoded, found.quads, settings.recognition.text_score)
 
 
 def read_image(
-    data: bytes, settings: PipelineSettings, detect: Detect, recognize: Recognize
+    data: bytes,
+    settings: PipelineSettings,
+    detect: Detect,
+    recognize: Recognize,
+    classify: Classify,
 ) -> Texts:
     """`read_image_async` with plain (blocking) network callables, for in-process use."""
 
@@ -195,4 +248,7 @@ def read_image(
     async def recognize_now(batches: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         return recognize(batches)
 
-    return asyncio.run(read_image_async(data, settings, detect_now, recognize_now))
+    async def classify_now(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return classify(inputs)
+
+    return asyncio.run(read_image_async(data, settings, detect_now, recognize_now, classify_now))

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
+from triton_ocr.packs import ORIENTATION_MODEL
+
 
 def invalid_argument(message: str) -> pb_utils.InferenceResponse:
     """A per-request INVALID_ARG error response; the model and other requests carry on."""
@@ -81,6 +83,7 @@ async def bls_gather(model: str, name: str, batches: list[np.ndarray], outputs: 
     return [tuple(result) for result in await asyncio.gather(*calls)]
 
 
-def bls_each(model: str, name: str, batches: list[np.ndarray], outputs: list[str]) -> list:
-    """`bls_gather` from synchronous code."""
-    return asyncio.run(bls_gather(model, name, batches, outputs))
+async def bls_classify_orientation(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """text_orientation's class probabilities for each input (a packs.OrientationModel)."""
+    results = await bls_gather(ORIENTATION_MODEL, model.input, inputs, [model.output])
+    return [probabilities for (probabilities,) in results]

@@ -1,7 +1,8 @@
 """Measure serving settings side by side: `triton-ocr tune` (a benchmark, not a test).
 
 Each variant is the default ppocr repository with text_recognition's dynamic batching, the
-recognizer width bucket and the `ocr` model's images in flight changed; every variant gets its
+recognizer width bucket, the `ocr` model's images in flight and the orientation classifier's use
+changed; every variant gets its
 own server, in interleaved passes, and the same workload: `ocr` over gRPC at several
 concurrencies and images per request. Texts are compared with the first variant's, since
 padding can change what the recognizer reads.
@@ -29,17 +30,23 @@ class Variant:
     bucket: int  # detection_postprocessing's rec_width_bucket
     delay_us: int | None  # text_recognition's max_queue_delay_microseconds; None: no batcher
     in_flight: int  # the ocr model's images_in_flight
+    orientation: bool = True  # grouped_recognition's classify_orientation
 
     @property
     def name(self) -> str:
         batcher = "no batcher" if self.delay_us is None else f"batcher delay {self.delay_us} us"
-        return f"bucket {self.bucket}, {batcher}, {self.in_flight} in flight"
+        classifier = "" if self.orientation else ", no orientation classifier"
+        return f"bucket {self.bucket}, {batcher}, {self.in_flight} in flight{classifier}"
 
     @staticmethod
     def parse(text: str) -> Variant:
-        """`BUCKET:DELAY_US:IN_FLIGHT`, DELAY_US `none` for no batcher, e.g. `64:0:2`."""
-        bucket, delay, in_flight = text.split(":")
-        return Variant(int(bucket), None if delay == "none" else int(delay), int(in_flight))
+        """`BUCKET:DELAY_US:IN_FLIGHT[:nocls]`, DELAY_US `none` for no batcher, e.g. `64:0:2`;
+        `nocls` turns the orientation classifier off."""
+        bucket, delay, in_flight, *rest = text.split(":")
+        if rest not in ([], ["nocls"]):
+            raise ValueError(f"variant {text!r}: the fourth field can only be 'nocls'")
+        delay_us = None if delay == "none" else int(delay)
+        return Variant(int(bucket), delay_us, int(in_flight), not rest)
 
 
 def write_variant(source: Path, target: Path, variant: Variant) -> Path:
@@ -54,7 +61,14 @@ def write_variant(source: Path, target: Path, variant: Variant) -> Path:
         recognizer.dynamic_batching.max_queue_delay_microseconds = variant.delay_us
     ocr = load_config(target, "ocr")
     ocr.parameters["images_in_flight"].string_value = str(variant.in_flight)
-    edited = (("detection_postprocessing", post), ("text_recognition", recognizer), ("ocr", ocr))
+    grouped = load_config(target, "grouped_recognition")
+    grouped.parameters["classify_orientation"].string_value = str(variant.orientation).lower()
+    edited = (
+        ("detection_postprocessing", post),
+        ("text_recognition", recognizer),
+        ("ocr", ocr),
+        ("grouped_recognition", grouped),
+    )
     for model, config in edited:
         config_path(target, model).write_text(text_format.MessageToString(config))
     return target
@@ -129,6 +143,7 @@ def run_tuning(
                 "bucket": v.bucket,
                 "delay_us": v.delay_us,
                 "images_in_flight": v.in_flight,
+                "classify_orientation": v.orientation,
                 "images_differing_from_first_variant": sum(
                     a != b for a, b in zip(texts[v], base, strict=True)
                 ),

@@ -6,7 +6,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from triton_ocr.evaluation.labels import Label, Sample, load_samples, parse_icdar_line
+from triton_ocr.evaluation.labels import (
+    Label,
+    Sample,
+    load_samples,
+    parse_icdar_line,
+    rotate_samples,
+)
 from triton_ocr.evaluation.metrics import (
     char_error_rate,
     match_boxes,
@@ -108,3 +114,24 @@ def test_word_crops_and_report():
     assert result["words"]["exact"] == 0 and result["words"]["cer"] == pytest.approx(0.125)
     assert result["scenes_and_documents"]["string_recall"] == 0.5
     assert [row["missed"] for row in result["images"]] == [["03/09/2009"], ["STOP"]]
+
+
+@pytest.mark.parametrize("degrees", [90, 180, 270])
+def test_a_turned_set_turns_images_and_boxes_alike(tmp_path: Path, degrees):
+    import cv2
+
+    image = np.full((40, 100, 3), 255, np.uint8)
+    image[5:15, 60:90] = 0  # a dark block, labelled by its box
+    path = tmp_path / "block.png"
+    cv2.imwrite(str(path), image)
+    box = np.float32([[60, 5], [90, 5], [90, 15], [60, 15]])
+    (sample,) = rotate_samples([Sample(path, "scene", (Label("x", box, True),), True)], degrees)
+    turned = cv2.imdecode(np.frombuffer(sample.read(), np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert turned.shape == ((100, 40) if degrees != 180 else (40, 100))
+    (x0, y0), (x1, y1) = sample.labels[0].box.min(0), sample.labels[0].box.max(0)
+    inside = turned[int(y0) : int(y1), int(x0) : int(x1)]
+    assert inside.size == 300 and inside.max() == 0  # the box still holds exactly the block
+    assert (turned == 0).sum() == 300
+    assert rotate_samples([sample], 0) == [sample]
+    with pytest.raises(ValueError, match="rotation"):
+        rotate_samples([sample], 45)

@@ -1,10 +1,15 @@
 """The pipeline function with fake networks, and per-request settings."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from tests.unit.configs import REPOSITORY
+from triton_ocr.packs import orientation_model
 from triton_ocr.params import (
     DetectionPreprocessing,
+    GroupedRecognition,
     RecognitionPostprocessing,
     detection_postprocessing_parameters,
     model_parameters,
@@ -32,8 +37,17 @@ def settings(pack: str = "ppocr", group_size: int = 2) -> PipelineSettings:
             RecognitionPostprocessing, config_dict("recognition_postprocessing", pack)
         ),
         alphabet=ALPHABET,
-        group_size=group_size,
+        grouping=dataclasses.replace(
+            model_parameters(GroupedRecognition, config_dict("grouped_recognition", pack)),
+            recognition_group_size=group_size,
+        ),
+        orientation=orientation_model(REPOSITORY, pack),
     )
+
+
+def upright(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """A stand-in orientation classifier: every crop upright, surely."""
+    return [np.tile(np.float32([1.0, 0.0]), (len(x), 1)) for x in inputs]
 
 
 def dark_is_text(tensor: np.ndarray) -> list[np.ndarray]:
@@ -72,7 +86,7 @@ def test_read_image_skips_the_recognizer_when_nothing_is_found():
     def recognize(batches):
         raise AssertionError("the recognizer must not be called without crops")
 
-    out = read_image(render_blank(), settings(), dark_is_text, recognize)
+    out = read_image(render_blank(), settings(), dark_is_text, recognize, upright)
     assert out.texts == []
 
 
@@ -88,7 +102,7 @@ def test_read_image_recognizes_each_found_box():
             results.append((best, np.ones(best.shape, np.float32)))
         return results
 
-    out = read_image(render().png, settings(), dark_is_text, recognize)
+    out = read_image(render().png, settings(), dark_is_text, recognize, upright)
     assert sum(seen) == len(out.texts) > 0 and set(out.texts) == {"b"}
 
 
@@ -141,18 +155,18 @@ def png(image: np.ndarray) -> bytes:
 def test_a_small_wide_image_without_detections_is_read_as_one_line():
     seen = []
     crop = png(np.full((20, 60, 3), 255, np.uint8))  # nothing dark: the detector finds nothing
-    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen))
+    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen), upright)
     assert out.texts == ["b"] and len(seen) == 1
     np.testing.assert_array_equal(out.quads[0], [[0, 0], [60, 0], [60, 20], [0, 20]])
     never = settings().with_overrides({"single_line": "never"})
-    assert read_image(crop, never, dark_is_text, one_b_per_crop([])).texts == []
+    assert read_image(crop, never, dark_is_text, one_b_per_crop([]), upright).texts == []
 
 
 def test_large_or_tall_images_are_not_taken_for_lines():
     blank = settings()
     for shape in ((200, 600, 3), (40, 50, 3)):  # too tall; not wide enough
         data = png(np.full(shape, 255, np.uint8))
-        assert read_image(data, blank, dark_is_text, one_b_per_crop([])).texts == []
+        assert read_image(data, blank, dark_is_text, one_b_per_crop([]), upright).texts == []
 
 
 def test_two_rows_in_a_small_image_keep_their_boxes():
@@ -160,7 +174,7 @@ def test_two_rows_in_a_small_image_keep_their_boxes():
     image[10:30, 20:200] = 0
     image[55:75, 20:200] = 0
     seen = []
-    out = read_image(png(image), settings(), dark_is_text, one_b_per_crop(seen))
+    out = read_image(png(image), settings(), dark_is_text, one_b_per_crop(seen), upright)
     assert len(out.texts) == 2 and out.quads[:, :, 1].max() < 90
 
 
@@ -169,7 +183,68 @@ def test_single_line_always_skips_the_detector():
         raise AssertionError("no detector call when the caller says the image is a line")
 
     forced = settings().with_overrides({"single_line": "always"})
-    out = read_image(render().png, forced, detect, one_b_per_crop([]))
+    out = read_image(render().png, forced, detect, one_b_per_crop([]), upright)
     assert out.texts == ["b"]
     with pytest.raises(ValueError, match="single_line"):
         settings().with_overrides({"single_line": "sometimes"})
+
+
+def test_crops_the_classifier_finds_upside_down_are_turned_before_recognition():
+    # one line, dark on its left end only: turned over, the dark end is on the right
+    image = np.full((20, 120, 3), 255, np.uint8)
+    image[4:16, 10:40] = 0
+    image[4:16, 40:110] = 128
+    seen_inputs, seen_batches = [], []
+
+    def upside_down_surely(inputs):
+        seen_inputs.extend(inputs)
+        return [np.tile(np.float32([0.02, 0.98]), (len(x), 1)) for x in inputs]
+
+    def recognize(batches):
+        seen_batches.extend(batches)
+        return one_b_per_crop([])(batches)
+
+    forced = settings().with_overrides({"single_line": "always"})
+    read_image(png(image), forced, dark_is_text, recognize, upright)
+    (upright_batch,) = seen_batches
+    seen_batches.clear()
+    out = read_image(png(image), forced, dark_is_text, recognize, upside_down_surely)
+    (turned,) = seen_batches
+    assert out.texts == ["b"]
+    assert seen_inputs[0].shape == (1, 3, 48, 192)  # the classifier's input size, from its config
+    width = 288  # 120 x 20 px resized to 48 px high
+    np.testing.assert_array_equal(
+        turned[0, :, :, :width], upright_batch[0, :, ::-1, width - 1 :: -1]
+    )
+    np.testing.assert_array_equal(turned[0, :, :, width:], 0)  # padding stays on the right
+
+
+def test_unsure_or_disabled_orientation_leaves_crops_alone():
+    seen = []
+
+    def unsure(inputs):
+        return [np.tile(np.float32([0.15, 0.85]), (len(x), 1)) for x in inputs]
+
+    def never(inputs):
+        raise AssertionError("no classifier call when classify_orientation is off")
+
+    def recognize(batches):
+        seen.extend(batches)
+        return one_b_per_crop([])(batches)
+
+    forced = settings().with_overrides({"single_line": "always"})
+    off = forced.with_overrides({"classify_orientation": "false"})
+    data = render().png
+    for s, classify in ((forced, upright), (forced, unsure), (off, never)):
+        read_image(data, s, dark_is_text, recognize, classify)
+    np.testing.assert_array_equal(seen[0], seen[1])
+    np.testing.assert_array_equal(seen[0], seen[2])
+
+
+def test_orientation_settings_are_checked():
+    with pytest.raises(ValueError, match="orientation_threshold"):
+        settings().with_overrides({"orientation_threshold": "0.2"})
+    # the east-str recognizer reads 1-channel crops: the 3-channel classifier cannot see them
+    assert not settings("east-str").grouping.classify_orientation
+    with pytest.raises(ValueError, match="3-channel"):
+        settings("east-str").with_overrides({"classify_orientation": "true"})

@@ -11,11 +11,13 @@ from .configs import REPOSITORY
 def test_variants_parse():
     assert Variant.parse("64:0:2") == Variant(64, 0, 2)
     assert Variant.parse("1:none:1") == Variant(1, None, 1)
-    with pytest.raises(ValueError):
-        Variant.parse("64:0")
+    assert Variant.parse("1:none:2:nocls") == Variant(1, None, 2, orientation=False)
+    for bad in ("64:0", "1:none:2:cls"):
+        with pytest.raises(ValueError):
+            Variant.parse(bad)
 
 
-@pytest.mark.parametrize("variant", [Variant(64, 2000, 3), Variant(1, None, 1)])
+@pytest.mark.parametrize("variant", [Variant(64, 2000, 3), Variant(1, None, 1, False)])
 def test_a_variant_changes_only_its_settings(tmp_path, variant):
     target = write_variant(REPOSITORY, tmp_path / "repo", variant)
     post = load_config(target, "detection_postprocessing")
@@ -27,6 +29,8 @@ def test_a_variant_changes_only_its_settings(tmp_path, variant):
         assert recognizer.dynamic_batching.max_queue_delay_microseconds == variant.delay_us
     ocr = load_config(target, "ocr")
     assert ocr.parameters["images_in_flight"].string_value == str(variant.in_flight)
+    grouped = load_config(target, "grouped_recognition").parameters["classify_orientation"]
+    assert grouped.string_value == str(variant.orientation).lower()
     original = load_config(REPOSITORY, "text_recognition")
     assert recognizer.max_batch_size == original.max_batch_size
     assert recognizer.input == original.input and recognizer.output == original.output

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from triton_ocr.client import OcrClient
 
-from .labels import load_samples
+from .labels import load_samples, rotate_samples
 from .readers import rapidocr_reader, service_reader
 from .runner import print_report, read_all, report, write_report
 from .visualize import save_all
@@ -44,10 +44,12 @@ def run_evaluation(
     out: Path | None,
     visualize: Path | None,
     min_string_f1: float | None,
+    rotate: int = 0,
 ) -> int:
     """Print the tables (and write the report); 1 if string F1 is under `min_string_f1`."""
-    samples = load_samples(labelled)
+    samples = rotate_samples(load_samples(labelled), rotate)
     name = f"{model} ({pack})" + (f" {dict(parameters)}" if parameters else "")
+    name += f" turned {rotate} degrees" if rotate else ""
     with service(url, repository, pack) as address, OcrClient(address, "grpc") as client:
         results = read_all(samples, service_reader(client, model, parameters))
     reports = {name: report(results)}

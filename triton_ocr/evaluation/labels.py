@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
+from triton_ocr.preprocessing.decode import decode_image
+
 DONT_CARE = "###"
+# the labelled set is the operator's own files; the limit only guards against a bomb among them
+MAX_PIXELS = 200_000_000
+ROTATIONS = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
 
 
 @dataclass(frozen=True)
@@ -24,10 +31,19 @@ class Sample:
     kind: str  # "scene" | "document" | "word" (a cropped single word or line)
     labels: tuple[Label, ...]
     complete: bool  # False: some legible text is unlabelled, precision is not meaningful
+    rotation: int = 0  # degrees clockwise the image is turned before it is read (boxes are)
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    def read(self) -> bytes:
+        """The encoded image as the reader gets it: the file, or the turned image as PNG."""
+        data = self.path.read_bytes()
+        if not self.rotation:
+            return data
+        image = cv2.rotate(decode_image(data, MAX_PIXELS), ROTATIONS[self.rotation])
+        return cv2.imencode(".png", image)[1].tobytes()
 
     @property
     def cared(self) -> list[Label]:
@@ -93,6 +109,37 @@ def load_icdar(folder: Path) -> list[Sample]:
         labels = tuple(label for label in map(parse_icdar_line, lines) if label is not None)
         samples.append(Sample(image, "scene", labels, True))
     return samples
+
+
+def rotate_point(points: np.ndarray, degrees: int, width: int, height: int) -> np.ndarray:
+    """[..., 2] x, y on a width x height image -> the same points once it is turned clockwise."""
+    x, y = points[..., 0], points[..., 1]
+    turned = {
+        90: (height - y, x),
+        180: (width - x, height - y),
+        270: (y, width - x),
+    }[degrees]
+    return np.stack(turned, axis=-1).astype(np.float32)
+
+
+def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
+    """The set as if every image had been photographed turned by `degrees` clockwise: tests
+    orientation handling on the same labels (a general check, no new labels needed)."""
+    if degrees % 360 == 0:
+        return samples
+    if degrees not in ROTATIONS:
+        raise ValueError(f"rotation must be one of 0, 90, 180, 270 degrees, not {degrees}")
+    turned = []
+    for sample in samples:
+        height, width = decode_image(sample.path.read_bytes(), MAX_PIXELS).shape[:2]
+        labels = tuple(
+            label
+            if label.box is None
+            else dataclasses.replace(label, box=rotate_point(label.box, degrees, width, height))
+            for label in sample.labels
+        )
+        turned.append(dataclasses.replace(sample, labels=labels, rotation=degrees))
+    return turned
 
 
 def load_samples(path: Path) -> list[Sample]:

@@ -33,13 +33,14 @@ def service_reader(
 
 
 def rapidocr_reader() -> Reader:
-    """RapidOCR with its default PP-OCRv4 models, no angle classifier (the bench extra)."""
+    """RapidOCR with its default PP-OCRv4 models and its 0/180° classifier, as the service
+    runs them by default (the bench extra)."""
     from rapidocr_onnxruntime import RapidOCR
 
     engine = RapidOCR()
 
     def read(data: bytes) -> tuple[list[str], np.ndarray]:
-        found, _ = engine(data, use_cls=False)
+        found, _ = engine(data, use_cls=True)
         found = found or []
         quads = np.array([box for box, _, _ in found], np.float32).reshape(-1, 4, 2)
         return [text for _, text, _ in found], quads

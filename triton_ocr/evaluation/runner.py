@@ -39,7 +39,7 @@ class ImageResult:
 def read_all(samples: Sequence[Sample], reader: Reader) -> list[ImageResult]:
     results = []
     for sample in samples:
-        texts, quads = reader(sample.path.read_bytes())
+        texts, quads = reader(sample.read())
         results.append(ImageResult(sample, texts, np.asarray(quads, np.float32).reshape(-1, 4, 2)))
     return results
 

@@ -1,4 +1,5 @@
-"""Triton adapter: (detector maps..., original image) -> (recognizer batch, boxes, widths)."""
+"""Triton adapter: (detector maps..., original image) -> (recognizer batch, boxes, padded and
+own widths)."""
 
 import numpy as np
 
@@ -23,6 +24,8 @@ class TritonPythonModel:
         maps = [input_array(request, name) for name in self.map_names]
         image = input_array(request, self.image_name)
         found = detect_texts(maps, image, self.params, self.detector)
-        widths = padded_widths(crop_widths(found.crops, self.params), self.params)
+        widths = crop_widths(found.crops, self.params)
+        padded = padded_widths(widths, self.params)
         batch = recognition_batch(found.crops, self.params)
-        return respond(self.output_names, [batch, found.quads, np.asarray(widths, np.int32)])
+        as_int = [np.asarray(w, np.int32) for w in (padded, widths)]
+        return respond(self.output_names, [batch, found.quads, *as_int])

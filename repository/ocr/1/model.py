@@ -1,9 +1,10 @@
 """Triton adapter for the BLS entry point: images in, texts per image out.
 
 The pipeline itself is triton_ocr.pipeline.read_image_async; this file only turns Triton tensors
-and request parameters into its arguments and its results into tensors, and makes the two
-network calls through async BLS. The images of one request are read concurrently, so one
-image's detection or recognition overlaps another's decoding and cropping.
+and request parameters into its arguments and its results into tensors, and makes the network
+calls (detector, orientation classifier, recognizer) through async BLS. The images of one
+request are read concurrently, so one image's network calls overlap another's decoding and
+cropping.
 """
 
 import asyncio
@@ -16,7 +17,14 @@ from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.params import Ocr, model_parameters, tensor_names
 from triton_ocr.pipeline import PipelineSettings, read_image_async
 from triton_ocr.postprocessing.recognition import Texts
-from triton_ocr.triton_adapter import bls_async, bls_gather, execute_each, input_array, respond
+from triton_ocr.triton_adapter import (
+    bls_async,
+    bls_classify_orientation,
+    bls_gather,
+    execute_each,
+    input_array,
+    respond,
+)
 
 DETECTOR, RECOGNIZER = "text_detection", "text_recognition"
 
@@ -40,13 +48,18 @@ class TritonPythonModel:
     async def recognize(self, batches):
         return await bls_gather(RECOGNIZER, self.recognizer_input, batches, self.best_path)
 
+    async def classify(self, inputs):
+        return await bls_classify_orientation(self.settings.orientation, inputs)
+
     async def read_all(self, images: np.ndarray, settings: PipelineSettings) -> list[Texts]:
         slots = asyncio.Semaphore(self.images_in_flight)
 
         async def read(index: int, data: bytes) -> Texts:
             async with slots:
                 try:
-                    return await read_image_async(data, settings, self.detect, self.recognize)
+                    return await read_image_async(
+                        data, settings, self.detect, self.recognize, self.classify
+                    )
                 except ValueError as exc:
                     raise ValueError(f"image {index}: {exc}") from exc
 
