@@ -1,8 +1,13 @@
 # The OCR service in NVIDIA's Triton container (Triton 2.51, the same server as `triton-ocr serve`).
 #   docker build -t triton-ocr .
-#   docker run --rm --shm-size=1g -p 8000:8000 -p 8001:8001 -p 8002:8002 triton-ocr
+#   docker run --rm --shm-size=1g -e TRITON_OCR_HOST=0.0.0.0 \
+#     -p 127.0.0.1:8000:8000 -p 127.0.0.1:8001:8001 -p 127.0.0.1:8002:8002 triton-ocr
 # --shm-size: Triton's Python models pass whole images through /dev/shm; Docker's 64 MB default
 # is too small for large photos.
+# Locked down by default: the server binds to loopback unless TRITON_OCR_HOST says otherwise
+# (inside a container that means 0.0.0.0, or nothing reaches it), and model load/unload, shared
+# memory, trace and logging APIs answer only to the key in TRITON_OCR_ADMIN_KEY (unset: closed).
+# Extra arguments go to `triton-ocr serve`, e.g. `triton-ocr --pack east-str`.
 FROM nvcr.io/nvidia/tritonserver:24.10-py3
 
 WORKDIR /opt/triton-ocr
@@ -23,6 +28,6 @@ COPY repository /models
 RUN triton-ocr export ppocr --repository /models
 
 EXPOSE 8000 8001 8002
-ENTRYPOINT ["tritonserver", "--model-repository=/models", \
-            "--backend-config=python,shm-default-byte-size=16777216", \
-            "--backend-config=python,shm-growth-byte-size=16777216"]
+# The container's tritonserver with the same flags as `triton-ocr serve` (exec'd, so it gets
+# docker stop's SIGTERM itself and finishes in-flight requests).
+ENTRYPOINT ["triton-ocr", "serve", "--container", "--repository", "/models"]

@@ -77,15 +77,23 @@ def export_east_str_command(
 @app.command()
 def serve(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-    host: str = typer.Option("127.0.0.1", help="Bind address (loopback unless told otherwise)."),
+    host: str = typer.Option(
+        "127.0.0.1", envvar="TRITON_OCR_HOST", help="Bind address (loopback unless told otherwise)."
+    ),
     http_port: int = typer.Option(8000),
     grpc_port: int = typer.Option(8001),
     metrics_port: int = typer.Option(8002),
     log_verbose: int = typer.Option(0, help="Triton's --log-verbose level."),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {' or '.join(PACKS)}."),
+    container: bool = typer.Option(
+        False, help="Become the container's own tritonserver (Docker entrypoint): same flags."
+    ),
 ) -> None:
-    """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM."""
-    from triton_ocr.server import ServerError, ServerOptions, running_server
+    """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM.
+
+    Model load/unload, shared memory, trace and logging APIs need the key in
+    $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed."""
+    from triton_ocr.server import ServerError, ServerOptions, container_command, running_server
 
     if pack not in PACKS:
         typer.echo(f"error: unknown pack {pack!r}; choose from {', '.join(PACKS)}", err=True)
@@ -99,6 +107,13 @@ def serve(
         log_verbose,
         pack,
     )
+    if container:  # exec: tritonserver gets the container's signals itself
+        try:
+            command = container_command(opts)
+        except ServerError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        os.execvp(command[0], command)
     # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:

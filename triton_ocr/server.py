@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import importlib.util
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -33,6 +34,13 @@ BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
 SHM_DEFAULT_BYTES = 16 * 1024 * 1024
 SHM_GROWTH_BYTES = 16 * 1024 * 1024
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# Triton's APIs that change the server or reach into its memory (model load/unload and the
+# repository index, shared-memory registration, tracing, logging settings): only callers that
+# present the operator's key, from this environment variable, in this header. Inference, health,
+# metadata, model config and statistics stay open.
+ADMIN_KEY_ENV = "TRITON_OCR_ADMIN_KEY"
+ADMIN_HEADER = "triton-ocr-admin-key"
+RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
 
 
 class ServerError(RuntimeError):
@@ -152,6 +160,26 @@ class ServerOptions:
     metrics_port: int = 8002
     log_verbose: int = 0
     pack: str = DEFAULT_PACK
+    # the admin APIs' key; None: $TRITON_OCR_ADMIN_KEY, or (unset) a random one nobody is told,
+    # which keeps those APIs closed
+    admin_key: str | None = None
+
+
+def admin_key(configured: str | None) -> str:
+    """The key for the restricted APIs (see RESTRICTED_APIS); it goes into Triton's flags."""
+    key = configured or os.environ.get(ADMIN_KEY_ENV) or secrets.token_urlsafe(32)
+    if not key.isascii() or any(c in key for c in ",:= \t\n") or not key.isprintable():
+        raise ServerError(f"{ADMIN_KEY_ENV} must be printable ASCII without , : = or spaces")
+    return key
+
+
+def restriction_flags(key: str) -> list[str]:
+    """Triton flags that close RESTRICTED_APIS on HTTP and gRPC to callers without `key`."""
+    apis = ",".join(RESTRICTED_APIS)
+    return [
+        f"--http-restricted-api={apis}:{ADMIN_HEADER}={key}",
+        f"--grpc-restricted-protocol={apis}:{ADMIN_HEADER}={key}",
+    ]
 
 
 def free_ports(count: int) -> list[int]:
@@ -167,10 +195,19 @@ def free_ports(count: int) -> list[int]:
 
 
 def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOptions) -> list[str]:
+    """The wheel's tritonserver with our private backend directory."""
+    return [str(dist.binary), f"--backend-directory={backend_dir}", *triton_flags(opts)]
+
+
+def container_command(opts: ServerOptions) -> list[str]:
+    """The NGC container's own tritonserver (on PATH) with its own backends (C++ onnxruntime)."""
+    return ["tritonserver", *triton_flags(opts)]
+
+
+def triton_flags(opts: ServerOptions) -> list[str]:
+    """Every flag but the backends': the same server settings wherever Triton comes from."""
     return [
-        str(dist.binary),
         f"--model-repository={opts.repository.resolve()}",
-        f"--backend-directory={backend_dir}",
         f"--http-address={opts.host}",
         f"--http-port={opts.http_port}",
         f"--grpc-address={opts.host}",
@@ -181,6 +218,7 @@ def server_command(dist: TritonDistribution, backend_dir: Path, opts: ServerOpti
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
         "--exit-timeout-secs=30",
+        *restriction_flags(admin_key(opts.admin_key)),
         *([f"--model-config-name={name}"] if (name := model_config_name(opts.pack)) else []),
     ]
 
@@ -192,6 +230,7 @@ def server_environment(dist: TritonDistribution) -> dict[str, str]:
         p for p in (str(dist.libs), env.get("LD_LIBRARY_PATH", "")) if p
     )
     env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the model repository
     return env
 
 

@@ -16,6 +16,7 @@ from triton_ocr.server import ServerOptions, free_ports, running_server
 ROOT = Path(__file__).resolve().parents[2]
 REPOSITORY = ROOT / "repository"
 SHARED_EVAL = ROOT.parent / "shared" / "eval"
+ADMIN_KEY = "e2e-admin-key"  # the test server's key for the restricted APIs
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def repository() -> Path:
 def server(repository: Path, tmp_path_factory: pytest.TempPathFactory) -> Endpoints:
     http, grpc, metrics = free_ports(3)
     log = tmp_path_factory.mktemp("triton") / "server.log"
-    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics)
+    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, admin_key=ADMIN_KEY)
     with running_server(opts, log_file=log):
         yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
 
