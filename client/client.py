@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from tritonclient.utils import InferenceServerException
 
 from triton_ocr.client import OcrClient
 
@@ -22,21 +23,32 @@ def read(
         False, "--line", help="Each image is one pre-cropped word or line: no detection."
     ),
 ) -> None:
-    """Send each image to the OCR service and print the recognized lines."""
+    """Send each image to the OCR service and print the recognized lines; an image that cannot
+    be read is reported on stderr (the others are still read) and the exit code is 1."""
+    failed = False
     with OcrClient(url or DEFAULT_URLS.get(protocol, ""), protocol, timeout=timeout) as client:
         for image in images:
-            # a forced line goes to the `ocr` entry point, which takes request parameters
-            lines = (
-                client.read_many([image], single_line="always")[0] if line else client.read(image)
-            )
+            try:
+                # a forced line goes to the `ocr` entry point, which takes request parameters
+                lines = (
+                    client.read_many([image], single_line="always")[0]
+                    if line
+                    else client.read(image)
+                )
+            except (ValueError, InferenceServerException) as exc:  # refused here or there
+                typer.echo(f"error: {image}: {exc}", err=True)
+                failed = True
+                continue
             if as_json:
-                record = {"image": str(image), "lines": [line.as_dict() for line in lines]}
+                record = {"image": str(image), "lines": [found.as_dict() for found in lines]}
                 print(json.dumps(record, ensure_ascii=False))
             else:
                 if len(images) > 1:
                     print(f"== {image}")
-                for line in lines:
-                    print(line.text)
+                for found in lines:
+                    print(found.text)
+    if failed:
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -17,3 +17,7 @@ OCR_MODEL_NAME = "ocr"
 OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
 OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
+
+# Whose config holds the decode limits (max_image_bytes, max_image_pixels) the client applies
+# before sending.
+DECODE_MODEL_NAME = "detection_preprocessing"

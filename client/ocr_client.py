@@ -1,14 +1,61 @@
-"""Typed client: one encoded image in, one network call, text lines out."""
+"""Typed client: one encoded image in, one network call, text lines out.
+
+Before sending, each image passes the server's own header checks (size, pixel count, format;
+limits read once from the server's detection_preprocessing config), so a file the server would
+refuse never travels. Reading is idempotent, so a call that fails for a transient reason (the
+server unreachable or restarting a model's process) is retried with exponential backoff until
+the call's deadline; bad input is never retried.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
+from tritonclient.utils import InferenceServerException
+
+from triton_ocr.params import DetectionPreprocessing, model_parameters
+from triton_ocr.preprocessing.decode import DecodeLimits, ImageDecodeError, check_encoded
 
 from . import contract
+
+T = TypeVar("T")
+# Errors worth another try: the server unreachable, or a model's process being restarted
+# (Triton answers INTERNAL "Stub process ... is not healthy" meanwhile). Never bad input.
+TRANSIENT_STATUSES = {"StatusCode.UNAVAILABLE", "StatusCode.INTERNAL", "500", "502", "503"}
+
+
+def is_transient(error: Exception) -> bool:
+    if isinstance(error, InferenceServerException):
+        return str(error.status()) in TRANSIENT_STATUSES
+    return isinstance(error, (ConnectionError, TimeoutError, OSError))
+
+
+def with_retries(
+    call: Callable[[float], T],
+    deadline_s: float,
+    retries: int,
+    backoff_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """`call(seconds_left)`, again after transient failures (at most `retries` more times, the
+    waits doubling from `backoff_s` with jitter), never past `deadline_s` from now."""
+    end = clock() + deadline_s
+    for attempt in range(retries + 1):
+        try:
+            return call(max(0.001, end - clock()))
+        except Exception as error:
+            wait = backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+            if attempt == retries or not is_transient(error) or clock() + wait >= end:
+                raise
+            sleep(wait)
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)
@@ -56,12 +103,20 @@ class OcrClient:
         protocol: str = "http",
         model: str = contract.MODEL_NAME,
         timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        limits: DecodeLimits | None = None,
     ) -> None:
+        """`timeout`: seconds one read may take, retries included; `retries`: further attempts
+        after a transient failure; `limits`: the server's are fetched when not given."""
         if protocol not in ("http", "grpc"):
             raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
         self.protocol = protocol
         self.model = model
         self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._limits = limits
         if protocol == "http":
             import tritonclient.http as module
 
@@ -74,15 +129,33 @@ class OcrClient:
             self._client = module.InferenceServerClient(url)
         self._module = module
 
+    def limits(self) -> DecodeLimits:
+        """The server's decode limits, from its detection_preprocessing config (fetched once)."""
+        if self._limits is None:
+            as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
+            config = self._client.get_model_config(contract.DECODE_MODEL_NAME, **as_json)
+            config = config.get("config", config)  # gRPC wraps it, HTTP does not
+            self._limits = model_parameters(DetectionPreprocessing, config).limits
+        return self._limits
+
+    def _infer(self, model: str, inputs, outputs, parameters=None):
+        def attempt(seconds_left: float):
+            extra = {"client_timeout": seconds_left} if self.protocol == "grpc" else {}
+            return self._client.infer(
+                model, inputs, outputs=outputs, parameters=parameters, **extra
+            )
+
+        return with_retries(attempt, self.timeout, self.retries, self.backoff)
+
     def read(self, image: bytes | str | Path) -> list[TextLine]:
         """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""
         data = as_bytes(image)
+        check_encoded(data, self.limits())
         array = np.frombuffer(data, dtype=np.uint8).reshape(1, -1)
         tensor = self._module.InferInput(contract.INPUT_IMAGE, list(array.shape), "UINT8")
         tensor.set_data_from_numpy(array)
         outputs = [self._module.InferRequestedOutput(name) for name in contract.OUTPUTS]
-        extra = {} if self.protocol == "http" else {"client_timeout": self.timeout}
-        result = self._client.infer(self.model, [tensor], outputs=outputs, **extra)
+        result = self._infer(self.model, [tensor], outputs)
         return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))
 
     def read_many(
@@ -93,18 +166,16 @@ class OcrClient:
         `parameters` override the server's settings for this request (e.g. text_score=0.3).
         """
         data = [as_bytes(image) for image in images]
+        for index, item in enumerate(data):
+            try:
+                check_encoded(item, self.limits())
+            except ImageDecodeError as exc:
+                raise ImageDecodeError(f"image {index}: {exc}") from exc
         array = np.array(data, dtype=np.object_)
         tensor = self._module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
         tensor.set_data_from_numpy(array)
         outputs = [self._module.InferRequestedOutput(name) for name in contract.OCR_OUTPUTS]
-        extra = {} if self.protocol == "http" else {"client_timeout": self.timeout}
-        result = self._client.infer(
-            contract.OCR_MODEL_NAME,
-            [tensor],
-            outputs=outputs,
-            parameters=parameters or None,
-            **extra,
-        )
+        result = self._infer(contract.OCR_MODEL_NAME, [tensor], outputs, parameters or None)
         index, texts, polygons, scores = (result.as_numpy(n) for n in contract.OCR_OUTPUTS)
         lines = parse_lines(texts, polygons, scores)
         per_image: list[list[TextLine]] = [[] for _ in data]

@@ -169,7 +169,7 @@ def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> R
 
     def read(data: bytes):
         s = settings
-        image = decode_image(data, s.preprocessing.max_image_pixels)
+        image = decode_image(data, s.preprocessing.limits)
         maps = infer(
             "text_detection",
             detector.input[0].name,

@@ -12,6 +12,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from triton_ocr.preprocessing.decode import DecodeLimits
+
 T = TypeVar("T")
 
 
@@ -21,10 +23,16 @@ class Ocr:
     # images of one request read concurrently (1: one after the other); bounds the memory
     # of decoded images a request holds at once
     images_in_flight: int
+    max_images_per_request: int  # more is an INVALID_ARG: bounds one request's work and memory
+    bls_timeout_s: float  # the longest wait for one call to another model (then UNAVAILABLE)
 
     def __post_init__(self) -> None:
         if self.images_in_flight < 1:
             raise ValueError(f"images_in_flight must be >= 1, not {self.images_in_flight}")
+        if self.max_images_per_request < 1:
+            raise ValueError(
+                f"max_images_per_request must be >= 1, not {self.max_images_per_request}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +43,7 @@ class GroupedRecognition:
     # first, and crops it finds turned over with at least orientation_threshold are turned back.
     classify_orientation: bool
     orientation_threshold: float
+    bls_timeout_s: float  # the longest wait for one call to another model (then UNAVAILABLE)
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.orientation_threshold <= 1.0:
@@ -66,6 +75,11 @@ class DetectionPreprocessing:
     mean: tuple[float, ...]
     std: tuple[float, ...]
     max_image_pixels: int  # refused before decoding above this
+    max_image_bytes: int  # encoded size refused above this (Triton 2.51 has no body limit)
+
+    @property
+    def limits(self) -> DecodeLimits:
+        return DecodeLimits(max_bytes=self.max_image_bytes, max_pixels=self.max_image_pixels)
 
     def __post_init__(self) -> None:
         _check_choice("channel_order", self.channel_order, ("BGR", "RGB"))

@@ -215,7 +215,7 @@ async def read_image_async(
     The two networks are awaited, so a caller reading several images at once (the `ocr`
     model, with async BLS) overlaps one image's network calls with another's Python work.
     """
-    image = decode_image(data, settings.preprocessing.max_image_pixels)
+    image = decode_image(data, settings.preprocessing.limits)
     if settings.postprocessing.single_line == "always":
         found = whole_image(image)  # the caller sent a crop: no detector call
     else:

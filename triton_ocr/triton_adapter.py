@@ -13,6 +13,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from triton_ocr.packs import ORIENTATION_MODEL
+from triton_ocr.timeouts import ModelTimeout, answer_within
 
 
 def invalid_argument(message: str) -> pb_utils.InferenceResponse:
@@ -35,7 +36,8 @@ def respond(names: Sequence[str], arrays: Sequence[np.ndarray]):
 def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse]) -> list:
     """Run `handle` per request; a failure becomes that request's error, never the others'.
 
-    ValueError means the request was bad (INVALID_ARG); anything else is an INTERNAL error.
+    ValueError means the request was bad (INVALID_ARG); a model that did not answer in time is
+    UNAVAILABLE (a client may retry); anything else is an INTERNAL error.
     """
     responses = []
     for request in requests:
@@ -43,6 +45,9 @@ def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse
             responses.append(handle(request))
         except ValueError as exc:
             responses.append(invalid_argument(str(exc)))
+        except ModelTimeout as exc:
+            error = pb_utils.TritonError(str(exc), pb_utils.TritonError.UNAVAILABLE)
+            responses.append(pb_utils.InferenceResponse(error=error))
         except Exception as exc:  # a failed BLS call, a bug: answer, don't crash the stub
             error = pb_utils.TritonError(
                 f"{type(exc).__name__}: {exc}", pb_utils.TritonError.INTERNAL
@@ -71,19 +76,27 @@ def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
     return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
 
 
-async def bls_async(model: str, inputs: dict[str, np.ndarray], outputs: list[str]) -> list:
-    """One call to another model of this server, awaited (others may be in flight meanwhile)."""
-    response = await bls_request(model, inputs, outputs).async_exec()
+async def bls_async(
+    model: str, inputs: dict[str, np.ndarray], outputs: list[str], timeout_s: float
+) -> list:
+    """One call to another model of this server, awaited (others may be in flight meanwhile),
+    at most `timeout_s` seconds."""
+    call = bls_request(model, inputs, outputs).async_exec()
+    response = await answer_within(call, timeout_s, model)
     return bls_outputs(model, response, outputs)
 
 
-async def bls_gather(model: str, name: str, batches: list[np.ndarray], outputs: list[str]):
+async def bls_gather(
+    model: str, name: str, batches: list[np.ndarray], outputs: list[str], timeout_s: float
+):
     """One call per batch, all in flight at once so several model instances share the work."""
-    calls = (bls_async(model, {name: batch}, outputs) for batch in batches)
+    calls = (bls_async(model, {name: batch}, outputs, timeout_s) for batch in batches)
     return [tuple(result) for result in await asyncio.gather(*calls)]
 
 
-async def bls_classify_orientation(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+async def bls_classify_orientation(
+    model, inputs: list[np.ndarray], timeout_s: float
+) -> list[np.ndarray]:
     """text_orientation's class probabilities for each input (a packs.OrientationModel)."""
-    results = await bls_gather(ORIENTATION_MODEL, model.input, inputs, [model.output])
+    results = await bls_gather(ORIENTATION_MODEL, model.input, inputs, [model.output], timeout_s)
     return [probabilities for (probabilities,) in results]

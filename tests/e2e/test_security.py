@@ -88,17 +88,31 @@ def snapshot(folder: Path) -> dict[str, float]:
     return {str(p): p.stat().st_mtime for p in folder.rglob("*")}
 
 
+def server_cwd(server: Endpoints) -> Path:
+    """The working directory of the tritonserver process listening on the test's HTTP port."""
+    port = server.http.rsplit(":", 1)[1]
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command[0].endswith(b"tritonserver") and f"--http-port={port}".encode() in command:
+            return Path(os.readlink(proc / "cwd"))
+    raise AssertionError("the test server's process was not found")
+
+
 def test_no_files_and_no_request_content_in_logs(server):
-    """Inference writes nothing to the repository or the working directory, and the server log
-    (default verbosity) holds neither the decoded text nor a request's bytes."""
+    """Inference writes nothing to the repository or the server's working directory, and the
+    server log (default verbosity) holds neither the decoded text nor a request's bytes."""
     line = "Confidential invoice 4711"
     image = render((Placed(line, (40, 40), 40),), (760, 140)).png
-    before = snapshot(REPOSITORY), snapshot(Path(os.getcwd()))
+    cwd = server_cwd(server)
+    before = snapshot(REPOSITORY), snapshot(cwd)
     with OcrClient(server.grpc, "grpc") as client:
         read = [x.text for x in client.read(image)] + [x.text for x in client.read_many([image])[0]]
         with pytest.raises(InferenceServerException):
             client.read(b"%PDF-1.4 not an image Confidential")
     assert any("4711" in text for text in read)
-    assert (snapshot(REPOSITORY), snapshot(Path(os.getcwd()))) == before
+    assert (snapshot(REPOSITORY), snapshot(cwd)) == before
     log = server.log.read_text(errors="replace")
     assert "4711" not in log and "Confidential" not in log

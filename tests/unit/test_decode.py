@@ -5,9 +5,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from triton_ocr.preprocessing.decode import ImageDecodeError, apply_exif_orientation, decode_image
+from triton_ocr.preprocessing.decode import (
+    DecodeLimits,
+    ImageDecodeError,
+    apply_exif_orientation,
+    decode_image,
+)
 
-LIMIT = 50_000_000
+LIMIT = DecodeLimits(max_bytes=32 << 20, max_pixels=50_000_000)
 
 
 def encode(image: Image.Image, fmt: str, **kwargs) -> bytes:
@@ -89,7 +94,7 @@ def test_bad_bytes_raise_named_errors(data, message):
 def test_pixel_limit_is_checked_before_decoding():
     data = encode(Image.new("L", (4000, 3000), 255), "PNG")
     with pytest.raises(ImageDecodeError, match="12000000 pixels exceeds the limit"):
-        decode_image(data, 1_000_000)
+        decode_image(data, DecodeLimits(32 << 20, 1_000_000))
 
 
 def test_decompression_bomb_is_refused_without_decoding():

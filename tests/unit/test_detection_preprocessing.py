@@ -42,6 +42,7 @@ PPOCR = DetectionPreprocessing(
     mean=(0.5, 0.5, 0.5),
     std=(0.5, 0.5, 0.5),
     max_image_pixels=10**8,
+    max_image_bytes=1 << 25,
 )
 EAST = dataclasses.replace(
     PPOCR,

@@ -25,6 +25,7 @@ GOOD = {
     "mean": {"string_value": "0.5, 0.5,0.5"},
     "std": {"string_value": "[0.5, 0.5, 0.5]"},
     "max_image_pixels": {"string_value": "1000"},
+    "max_image_bytes": {"string_value": "2000"},
 }
 
 

@@ -82,3 +82,13 @@ def test_recognition_groups_fit_the_recognizer_batch(pack):
     limit = load_config("text_recognition", pack).max_batch_size
     with pytest.raises(ValueError, match="max_batch_size"):
         check_group_size(REPOSITORY, pack, limit + 1)
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_the_client_finds_the_decode_limits_where_it_looks(pack):
+    from triton_ocr.params import DetectionPreprocessing, model_parameters
+
+    from .configs import config_dict
+
+    limits = model_parameters(DetectionPreprocessing, config_dict(contract.DECODE_MODEL_NAME, pack))
+    assert limits.limits.max_bytes > 1 << 20 and limits.limits.max_pixels > 10**6

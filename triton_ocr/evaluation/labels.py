@@ -10,11 +10,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from triton_ocr.preprocessing.decode import decode_image
+from triton_ocr.preprocessing.decode import DecodeLimits, decode_image
 
 DONT_CARE = "###"
-# the labelled set is the operator's own files; the limit only guards against a bomb among them
-MAX_PIXELS = 200_000_000
+# the labelled set is the operator's own files; the limits only guard against a bomb among them
+LOCAL_FILES = DecodeLimits(max_bytes=1 << 30, max_pixels=200_000_000)
 ROTATIONS = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
 
 
@@ -42,7 +42,7 @@ class Sample:
         data = self.path.read_bytes()
         if not self.rotation:
             return data
-        image = cv2.rotate(decode_image(data, MAX_PIXELS), ROTATIONS[self.rotation])
+        image = cv2.rotate(decode_image(data, LOCAL_FILES), ROTATIONS[self.rotation])
         return cv2.imencode(".png", image)[1].tobytes()
 
     @property
@@ -131,7 +131,7 @@ def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
         raise ValueError(f"rotation must be one of 0, 90, 180, 270 degrees, not {degrees}")
     turned = []
     for sample in samples:
-        height, width = decode_image(sample.path.read_bytes(), MAX_PIXELS).shape[:2]
+        height, width = decode_image(sample.path.read_bytes(), LOCAL_FILES).shape[:2]
         labels = tuple(
             label
             if label.box is None

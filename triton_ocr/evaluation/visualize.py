@@ -9,14 +9,14 @@ import numpy as np
 
 from triton_ocr.preprocessing.decode import decode_image
 
-from .labels import MAX_PIXELS
+from .labels import LOCAL_FILES
 from .runner import ImageResult
 
 GREEN, RED = (0, 200, 0), (0, 0, 255)
 
 
 def draw(result: ImageResult) -> np.ndarray:
-    image = decode_image(result.sample.read(), MAX_PIXELS).copy()
+    image = decode_image(result.sample.read(), LOCAL_FILES).copy()
     thickness = max(1, round(max(image.shape[:2]) / 500))
     for quad in result.quads:
         cv2.polylines(image, [np.round(quad).astype(np.int32)], True, GREEN, thickness)

@@ -2,11 +2,11 @@
 recognized in width-sorted groups through BLS (the same groups as the `ocr` entry point), each
 group's upside-down crops turned back first when the orientation classifier is on."""
 
-import asyncio
 from pathlib import Path
 
 import numpy as np
 
+from triton_ocr import timeouts
 from triton_ocr.packs import check_group_size, orientation_model, recognizer_best_path
 from triton_ocr.params import GroupedRecognition, model_parameters, tensor_names
 from triton_ocr.pipeline import orient_groups
@@ -49,7 +49,7 @@ class TritonPythonModel:
         return execute_each(requests, self._run)
 
     async def classify(self, inputs):
-        return await bls_classify_orientation(self.orientation, inputs)
+        return await bls_classify_orientation(self.orientation, inputs, self.params.bls_timeout_s)
 
     async def recognize(self, batch, padded, widths):
         groups = split_batch(batch, padded, self.params.recognition_group_size)
@@ -57,7 +57,9 @@ class TritonPythonModel:
             threshold = self.params.orientation_threshold
             groups = await orient_groups(groups, widths, self.classify, self.orientation, threshold)
         batches = [b for _, b in groups]
-        results = await bls_gather(RECOGNIZER, self.recognizer_input, batches, self.output_names)
+        results = await bls_gather(
+            RECOGNIZER, self.recognizer_input, batches, self.output_names, self.params.bls_timeout_s
+        )
         return groups, results
 
     def _run(self, request):
@@ -66,7 +68,7 @@ class TritonPythonModel:
         widths = input_array(request, self.widths_name).reshape(-1).tolist()
         if len(widths) != len(padded):
             raise ValueError(f"{len(padded)} padded widths but {len(widths)} crop widths")
-        groups, results = asyncio.run(self.recognize(batch, padded, widths))
+        groups, results = timeouts.run(self.recognize(batch, padded, widths))
         classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(padded)
         scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(padded)
         for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from triton_ocr import timeouts
 from triton_ocr.packs import load_config, recognizer_best_path
 from triton_ocr.params import Ocr, model_parameters, tensor_names
 from triton_ocr.pipeline import PipelineSettings, read_image_async
@@ -35,6 +36,8 @@ class TritonPythonModel:
         repository = Path(args["model_repository"]).parent
         self.settings = PipelineSettings.from_repository(repository, own.pack)
         self.images_in_flight = own.images_in_flight
+        self.max_images = own.max_images_per_request
+        self.timeout_s = own.bls_timeout_s
         (self.input_name,) = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
         detector = load_config(repository, DETECTOR, own.pack)
@@ -43,13 +46,16 @@ class TritonPythonModel:
         self.recognizer_input, self.best_path = recognizer_best_path(repository, own.pack)
 
     async def detect(self, tensor):
-        return await bls_async(DETECTOR, {self.detector_input: tensor}, self.detector_outputs)
+        inputs = {self.detector_input: tensor}
+        return await bls_async(DETECTOR, inputs, self.detector_outputs, self.timeout_s)
 
     async def recognize(self, batches):
-        return await bls_gather(RECOGNIZER, self.recognizer_input, batches, self.best_path)
+        return await bls_gather(
+            RECOGNIZER, self.recognizer_input, batches, self.best_path, self.timeout_s
+        )
 
     async def classify(self, inputs):
-        return await bls_classify_orientation(self.settings.orientation, inputs)
+        return await bls_classify_orientation(self.settings.orientation, inputs, self.timeout_s)
 
     async def read_all(self, images: np.ndarray, settings: PipelineSettings) -> list[Texts]:
         slots = asyncio.Semaphore(self.images_in_flight)
@@ -73,7 +79,11 @@ class TritonPythonModel:
         images = input_array(request, self.input_name).reshape(-1)
         if images.size == 0:
             raise ValueError("the request holds no images")
-        results = asyncio.run(self.read_all(images, settings))
+        if images.size > self.max_images:
+            raise ValueError(
+                f"the request holds {images.size} images; at most {self.max_images} per request"
+            )
+        results = timeouts.run(self.read_all(images, settings))
         counts = [len(r.texts) for r in results]
         texts = [t.encode("utf-8") for r in results for t in r.texts]
         return respond(
