@@ -28,6 +28,7 @@ COPY repository /models
 RUN triton-ocr export ppocr --repository /models
 
 EXPOSE 8000 8001 8002
-# The container's tritonserver with the same flags as `triton-ocr serve` (exec'd, so it gets
-# docker stop's SIGTERM itself and finishes in-flight requests).
+# The container's tritonserver and backends with the same flags as `triton-ocr serve`, under its
+# supervisor (a model whose stub process dies is reloaded). `docker stop -t 35`: Triton finishes
+# in-flight requests within its 30 s exit timeout.
 ENTRYPOINT ["triton-ocr", "serve", "--container", "--repository", "/models"]

@@ -30,9 +30,15 @@ T = TypeVar("T")
 TRANSIENT_STATUSES = {"StatusCode.UNAVAILABLE", "StatusCode.INTERNAL", "500", "502", "503"}
 
 
+# A model being reloaded (the server's stub supervisor unloads and loads it) is briefly unknown.
+RELOADING = "has no available versions"
+
+
 def is_transient(error: Exception) -> bool:
     if isinstance(error, InferenceServerException):
-        return str(error.status()) in TRANSIENT_STATUSES
+        status = str(error.status())
+        reloading = status in ("StatusCode.NOT_FOUND", "400", "404") and RELOADING in str(error)
+        return status in TRANSIENT_STATUSES or reloading
     return isinstance(error, (ConnectionError, TimeoutError, OSError))
 
 

@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import typer
@@ -86,14 +87,18 @@ def serve(
     log_verbose: int = typer.Option(0, help="Triton's --log-verbose level."),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {' or '.join(PACKS)}."),
     container: bool = typer.Option(
-        False, help="Become the container's own tritonserver (Docker entrypoint): same flags."
+        False, help="Run the container's own tritonserver and backends (Docker entrypoint)."
+    ),
+    restart: bool = typer.Option(
+        True, help="Start tritonserver again if it exits on its own (a crash)."
     ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM.
 
     Model load/unload, shared memory, trace and logging APIs need the key in
-    $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed."""
-    from triton_ocr.server import ServerError, ServerOptions, container_command, running_server
+    $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed. A model
+    whose stub process dies is reloaded; a crashed tritonserver is started again."""
+    from triton_ocr.server import ServerError, ServerOptions, running_server
 
     if pack not in PACKS:
         typer.echo(f"error: unknown pack {pack!r}; choose from {', '.join(PACKS)}", err=True)
@@ -106,25 +111,25 @@ def serve(
         metrics_port,
         log_verbose,
         pack,
+        system_triton=container,
     )
-    if container:  # exec: tritonserver gets the container's signals itself
-        try:
-            command = container_command(opts)
-        except ServerError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
-        os.execvp(command[0], command)
     # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        with running_server(opts) as process:
-            typer.echo(
-                f"ready: http://{host}:{http_port}  grpc {host}:{grpc_port}  "
-                f"metrics http://{host}:{metrics_port}/metrics  (Ctrl-C stops)",
-                err=True,
-            )
-            process.wait()
-            raise typer.Exit(process.returncode or 0)
+        while True:
+            started = time.monotonic()
+            with running_server(opts) as process:
+                typer.echo(
+                    f"ready: http://{host}:{http_port}  grpc {host}:{grpc_port}  "
+                    f"metrics http://{host}:{metrics_port}/metrics  (Ctrl-C stops)",
+                    err=True,
+                )
+                code = process.wait()
+            if not restart:
+                raise typer.Exit(code or 0)
+            typer.echo(f"tritonserver exited on its own (code {code}); starting it again", err=True)
+            if time.monotonic() - started < 60:
+                time.sleep(5)  # a crash loop does not spin
     except KeyboardInterrupt:
         typer.echo("stopped", err=True)
     except ServerError as exc:
@@ -212,6 +217,51 @@ def evaluate(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     raise typer.Exit(code)
+
+
+@app.command()
+def soak(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    minutes: float = typer.Option(10.0, help="How long the load runs."),
+    concurrency: int = typer.Option(16, help="Clients sending at once."),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for soak.json."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+    warmup: float = typer.Option(
+        None, help="Seconds left out of the memory growth figures (default 20%, at most 60)."
+    ),
+) -> None:
+    """Mixed real and bad images from many clients over HTTP and gRPC to both entry points:
+    counts unexpected errors and answers that differ from the same image's answer alone, and
+    samples the server's memory and /dev/shm (a bounded script, not a test)."""
+    from triton_ocr.reliability.soak import run_soak
+
+    repository = repository or default_repository()
+    export_ppocr_command(repository)
+    report = run_soak(repository, minutes, concurrency, shared_eval, out, warmup)
+    if report["unexpected"] or report["mismatches"] or not report["server_alive_at_end"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def faults(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for faults.json."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+    kill: list[str] = typer.Option(
+        ["detection_preprocessing", "ocr", "text_recognition"],
+        help="Models whose stub process is killed under load, one drill each.",
+    ),
+    freeze: str = typer.Option("text_recognition", help="Model whose stubs are frozen."),
+    bls_timeout: float = typer.Option(5.0, help="BLS timeout (s) of the drills' server."),
+    supervise: bool = typer.Option(True, help="Run the stub supervisor (as serve does)."),
+) -> None:
+    """Fault drills under load: a killed stub (recovery time, with and without the client's
+    retries), a frozen model (BLS timeout), SIGTERM with requests in flight."""
+    from triton_ocr.reliability.faults import run_faults
+
+    repository = repository or default_repository()
+    export_ppocr_command(repository)
+    run_faults(repository, shared_eval, out, [k for k in kill if k], freeze, bls_timeout, supervise)
 
 
 @app.command()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import importlib.util
+import json
 import os
 import secrets
 import shutil
@@ -26,7 +28,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from triton_ocr.client.contract import MODEL_NAME, OCR_MODEL_NAME
 from triton_ocr.packs import DEFAULT_PACK, model_config_name
+from triton_ocr.reliability.processes import clean_up_after
+from triton_ocr.supervisor import StubSupervisor, supervisor_log
 
 BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
 # Python models exchange whole images through /dev/shm: start with room for a typical photo and
@@ -41,6 +46,7 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 ADMIN_KEY_ENV = "TRITON_OCR_ADMIN_KEY"
 ADMIN_HEADER = "triton-ocr-admin-key"
 RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
+ENTRY_POINTS = (MODEL_NAME, OCR_MODEL_NAME)  # what callers reach; unloaded first on stop
 
 
 class ServerError(RuntimeError):
@@ -163,6 +169,8 @@ class ServerOptions:
     # the admin APIs' key; None: $TRITON_OCR_ADMIN_KEY, or (unset) a random one nobody is told,
     # which keeps those APIs closed
     admin_key: str | None = None
+    supervise: bool = True  # reload a model whose stub process died (supervisor.py)
+    system_triton: bool = False  # the container's tritonserver and backends, not the wheel's
 
 
 def admin_key(configured: str | None) -> str:
@@ -218,6 +226,10 @@ def triton_flags(opts: ServerOptions) -> list[str]:
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
         "--exit-timeout-secs=30",
+        # every model loaded at start, as before; explicit control lets the supervisor reload a
+        # model whose stub died (load/unload are behind the admin key)
+        "--model-control-mode=explicit",
+        "--load-model=*",
         *restriction_flags(admin_key(opts.admin_key)),
         *([f"--model-config-name={name}"] if (name := model_config_name(opts.pack)) else []),
     ]
@@ -264,16 +276,28 @@ def running_server(
     """Start tritonserver on `opts.repository`, wait until ready, stop it on exit."""
     if not (opts.repository / "ensemble_model" / "config.pbtxt").is_file():
         raise ServerError(f"{opts.repository} is not a model repository (no ensemble_model)")
-    dist = find_distribution()
+    opts = dataclasses.replace(opts, admin_key=admin_key(opts.admin_key))  # one key, known here
     with (
         tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
-        log = stack.enter_context(open(log_file, "wb")) if log_file else None
+        if opts.system_triton:
+            command = container_command(opts)
+            env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+            marker = str(opts.repository.resolve())  # one server per container
+        else:
+            dist = find_distribution()
+            backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
+            command = server_command(dist, backend_dir, opts)
+            env = server_environment(dist)
+            marker = str(backend_dir)  # this server's own
+        if log_file:  # appending, so the supervisor's lines and Triton's never overwrite
+            log_file.write_bytes(b"")
+        log = stack.enter_context(open(log_file, "ab")) if log_file else None
+        supervisor: StubSupervisor | None = None
         process = subprocess.Popen(
-            server_command(dist, backend_dir, opts),
-            env=server_environment(dist),
+            command,
+            env=env,
             stdout=log,
             stderr=subprocess.STDOUT if log else None,
             cwd=tmp,  # nothing lands in the caller's working directory
@@ -290,9 +314,52 @@ def running_server(
                     log.flush()
                     raise ServerError(f"{exc}\n{log_tail(log_file)}") from exc
                 raise
+            if opts.supervise:
+                supervisor = StubSupervisor(
+                    process.pid,
+                    f"{host}:{opts.http_port}",
+                    ADMIN_HEADER,
+                    opts.admin_key,
+                    log=supervisor_log(log_file),
+                ).start()
             yield process
         finally:
+            if supervisor:  # first, so stubs ending with the server are not "brought back"
+                supervisor.stop()
+            if process.poll() is None:
+                drain(f"{host}:{opts.http_port}", opts.admin_key, ENTRY_POINTS)
             stop(process)
+            # a crashed server leaves its stubs and /dev/shm regions behind
+            clean_up_after(marker, supervisor.regions if supervisor else set())
+
+
+def drain(http_url: str, key: str, models: tuple[str, ...], timeout: float = 30.0) -> None:
+    """Unload the entry points and wait for their requests before Triton is told to stop.
+
+    Triton 2.51 on SIGTERM refuses every new request at once, the internal ones too, so an
+    ensemble or BLS request in flight fails at its next step (measured: docs/reliability.md).
+    An entry point being unloaded refuses new callers ("no available versions") and stays
+    UNLOADING until the requests already inside have finished on the models they call, which
+    stay loaded; then Triton can stop with nothing in flight."""
+
+    def call(path: str) -> bytes:
+        request = urllib.request.Request(
+            f"http://{http_url}{path}", data=b"{}", method="POST", headers={ADMIN_HEADER: key}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read()
+
+    deadline = time.monotonic() + timeout
+    try:
+        for model in models:
+            call(f"/v2/repository/models/{model}/unload")
+        while time.monotonic() < deadline:
+            index = json.loads(call("/v2/repository/index"))
+            if not any(m.get("state") == "UNLOADING" for m in index if m["name"] in models):
+                return
+            time.sleep(0.2)
+    except (OSError, ValueError):
+        return  # the server is already going: SIGTERM follows anyway
 
 
 def log_tail(path: Path, lines: int = 30) -> str:

@@ -73,7 +73,11 @@ def bls_request(model: str, inputs: dict[str, np.ndarray], outputs: list[str]):
 def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
     if response.has_error():
         raise pb_utils.TritonModelException(f"{model}: {response.error().message()}")
-    return [pb_utils.get_output_tensor_by_name(response, name).as_numpy() for name in outputs]
+    tensors = [pb_utils.get_output_tensor_by_name(response, name) for name in outputs]
+    missing = [name for name, tensor in zip(outputs, tensors, strict=True) if tensor is None]
+    if missing:  # seen when the called model's process fails mid-request
+        raise pb_utils.TritonModelException(f"{model}: answered without outputs {missing}")
+    return [tensor.as_numpy() for tensor in tensors]
 
 
 async def bls_async(

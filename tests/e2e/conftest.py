@@ -47,3 +47,16 @@ def shared_eval() -> Path:
     if not (SHARED_EVAL / "manifest.json").is_file():
         pytest.skip(f"{SHARED_EVAL} is absent (only CI and dev machines have ../shared)")
     return SHARED_EVAL
+
+
+def server_pid(server: Endpoints) -> int:
+    """The pid of the tritonserver process listening on the test server's HTTP port."""
+    port = server.http.rsplit(":", 1)[1]
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command[0].endswith(b"tritonserver") and f"--http-port={port}".encode() in command:
+            return int(proc.name)
+    raise AssertionError("the test server's process was not found")

@@ -15,13 +15,13 @@ from triton_ocr.client import OcrClient
 from triton_ocr.samples import Placed, render
 from triton_ocr.server import ADMIN_HEADER
 
-from .conftest import ADMIN_KEY, REPOSITORY, Endpoints
+from .conftest import ADMIN_KEY, REPOSITORY, Endpoints, server_pid
 
 GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"  # Triton prefixes gRPC keys so
 # (method, path) of restricted HTTP APIs
 RESTRICTED_HTTP = [
     ("POST", "/v2/repository/index"),
-    ("POST", "/v2/repository/models/ocr/unload"),
+    ("POST", "/v2/repository/models/no_such_model/unload"),
     ("GET", "/v2/systemsharedmemory/status"),
     ("GET", "/v2/cudasharedmemory/status"),
     ("GET", "/v2/trace/setting"),
@@ -54,9 +54,9 @@ def test_restricted_http_apis_need_the_key(server, method, path):
     assert http_status(server, method, path) == 403
     assert http_status(server, method, path, key="wrong") == 403
     with_key = http_status(server, method, path, key=ADMIN_KEY)
-    # with the key the API answers: unload is then refused by the model control mode (none),
-    # not by the restriction
-    assert with_key == (503 if path.endswith("/unload") else 200)
+    # with the key the API answers (unloading a model that does not exist is then refused by
+    # the model repository, no longer by the restriction)
+    assert with_key != 403 if path.endswith("/unload") else with_key == 200
 
 
 @pytest.mark.parametrize(("method", "path"), OPEN_HTTP)
@@ -88,25 +88,12 @@ def snapshot(folder: Path) -> dict[str, float]:
     return {str(p): p.stat().st_mtime for p in folder.rglob("*")}
 
 
-def server_cwd(server: Endpoints) -> Path:
-    """The working directory of the tritonserver process listening on the test's HTTP port."""
-    port = server.http.rsplit(":", 1)[1]
-    for proc in Path("/proc").iterdir():
-        try:
-            command = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if command[0].endswith(b"tritonserver") and f"--http-port={port}".encode() in command:
-            return Path(os.readlink(proc / "cwd"))
-    raise AssertionError("the test server's process was not found")
-
-
 def test_no_files_and_no_request_content_in_logs(server):
     """Inference writes nothing to the repository or the server's working directory, and the
     server log (default verbosity) holds neither the decoded text nor a request's bytes."""
     line = "Confidential invoice 4711"
     image = render((Placed(line, (40, 40), 40),), (760, 140)).png
-    cwd = server_cwd(server)
+    cwd = Path(os.readlink(f"/proc/{server_pid(server)}/cwd"))
     before = snapshot(REPOSITORY), snapshot(cwd)
     with OcrClient(server.grpc, "grpc") as client:
         read = [x.text for x in client.read(image)] + [x.text for x in client.read_many([image])[0]]

@@ -40,6 +40,10 @@ INVALID = InferenceServerException("cannot decode image", status="400")
 
 def test_transient_errors_are_told_from_bad_input():
     assert is_transient(UNAVAILABLE) and is_transient(INTERNAL)
+    reloading = "Request for unknown model: 'ocr' has no available versions"
+    assert is_transient(InferenceServerException(reloading, status="StatusCode.NOT_FOUND"))
+    unknown = "Request for unknown model: 'orc' is not found"
+    assert not is_transient(InferenceServerException(unknown, status="StatusCode.NOT_FOUND"))
     assert is_transient(ConnectionRefusedError()) and not is_transient(INVALID)
     assert not is_transient(ValueError("image 0: empty image"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 
 import numpy as np
 import pytest
@@ -32,7 +33,12 @@ from triton_ocr.preprocessing.detection import detection_input
 from .test_pipeline import settings as pipeline_settings
 
 LIMITS = DecodeLimits(max_bytes=1 << 20, max_pixels=4_000_000)
-BOUNDED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 150 examples per property in the suite; FUZZ_EXAMPLES=5000 for a longer hunt
+BOUNDED = settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 PPOCR: PipelineSettings = pipeline_settings("ppocr")
 EAST: PipelineSettings = pipeline_settings("east-str")
 
