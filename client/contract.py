@@ -18,6 +18,8 @@ OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
 OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 
+ENTRY_POINTS = (MODEL_NAME, OCR_MODEL_NAME)  # the models callers reach
+
 # Whose config holds the decode limits (max_image_bytes, max_image_pixels) the client applies
 # before sending.
 DECODE_MODEL_NAME = "detection_preprocessing"

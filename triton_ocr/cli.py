@@ -36,7 +36,8 @@ def default_repository() -> Path:
 def export_ppocr_command(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
 ) -> None:
-    """PP-OCRv4 detection + recognition, taken out of the rapidocr-onnxruntime 1.4.4 wheel."""
+    """PP-OCRv4 detection, recognition and the 0/180° classifier, taken out of the
+    rapidocr-onnxruntime 1.4.4 wheel."""
     from triton_ocr.export.ppocr import export_ppocr
 
     try:
@@ -46,6 +47,13 @@ def export_ppocr_command(
         raise typer.Exit(1) from exc
     for path in written:
         typer.echo(f"wrote {path}")
+
+
+def exported(repository: Path | None) -> Path:
+    """The repository (default: the project's) with the ppocr pack exported into it."""
+    repository = repository or default_repository()
+    export_ppocr_command(repository)
+    return repository
 
 
 @export_app.command("east-str")
@@ -150,8 +158,7 @@ def bench(
     server's ensemble_model and ocr over HTTP/gRPC (needs the bench extra: make bench)."""
     from triton_ocr.bench import run_benchmark
 
-    repository = repository or default_repository()
-    export_ppocr_command(repository)
+    repository = exported(repository)
     run_benchmark(repository, out, shared_eval, rounds, concurrency, floor_threads)
 
 
@@ -174,8 +181,7 @@ def tune(
     one server per variant (needs the serve extra)."""
     from triton_ocr.tuning import Variant, run_tuning
 
-    repository = repository or default_repository()
-    export_ppocr_command(repository)
+    repository = exported(repository)
     loads = [tuple(int(x) for x in text.split("x")) for text in load]
     run_tuning(repository, out, shared_eval, [Variant.parse(v) for v in variant], loads, passes)
 
@@ -235,8 +241,7 @@ def soak(
     samples the server's memory and /dev/shm (a bounded script, not a test)."""
     from triton_ocr.reliability.soak import run_soak
 
-    repository = repository or default_repository()
-    export_ppocr_command(repository)
+    repository = exported(repository)
     report = run_soak(repository, minutes, concurrency, shared_eval, out, warmup)
     if report["unexpected"] or report["mismatches"] or not report["server_alive_at_end"]:
         raise typer.Exit(1)
@@ -259,8 +264,7 @@ def faults(
     retries), a frozen model (BLS timeout), SIGTERM with requests in flight."""
     from triton_ocr.reliability.faults import run_faults
 
-    repository = repository or default_repository()
-    export_ppocr_command(repository)
+    repository = exported(repository)
     run_faults(repository, shared_eval, out, [k for k in kill if k], freeze, bls_timeout, supervise)
 
 
@@ -290,8 +294,7 @@ def demo(
     from triton_ocr.samples import render
     from triton_ocr.server import ServerError, ServerOptions, running_server
 
-    repository = repository or default_repository()
-    export_ppocr_command(repository)  # the wheel is cached after the first run
+    repository = exported(repository)  # the wheel is cached after the first run
     sample = render()
     opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port)
     typer.echo("starting Triton ...", err=True)

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from triton_ocr.client.contract import MODEL_NAME, OCR_MODEL_NAME
+from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.packs import DEFAULT_PACK, model_config_name
 from triton_ocr.reliability.processes import clean_up_after
-from triton_ocr.supervisor import StubSupervisor, supervisor_log
+from triton_ocr.supervisor import StubSupervisor, admin_post, supervisor_log
 
 BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
 # Python models exchange whole images through /dev/shm: start with room for a typical photo and
@@ -46,7 +46,6 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 ADMIN_KEY_ENV = "TRITON_OCR_ADMIN_KEY"
 ADMIN_HEADER = "triton-ocr-admin-key"
 RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
-ENTRY_POINTS = (MODEL_NAME, OCR_MODEL_NAME)  # what callers reach; unloaded first on stop
 
 
 class ServerError(RuntimeError):
@@ -343,11 +342,7 @@ def drain(http_url: str, key: str, models: tuple[str, ...], timeout: float = 30.
     stay loaded; then Triton can stop with nothing in flight."""
 
     def call(path: str) -> bytes:
-        request = urllib.request.Request(
-            f"http://{http_url}{path}", data=b"{}", method="POST", headers={ADMIN_HEADER: key}
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.read()
+        return admin_post(http_url, ADMIN_HEADER, key, path, timeout=10)
 
     deadline = time.monotonic() + timeout
     try:

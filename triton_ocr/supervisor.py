@@ -22,6 +22,15 @@ from pathlib import Path
 from triton_ocr.reliability.processes import PROC, stubs
 
 
+def admin_post(http_url: str, header: str, key: str, path: str, timeout: float) -> bytes:
+    """POST to one of Triton's restricted (admin) HTTP APIs with the key."""
+    request = urllib.request.Request(
+        f"http://{http_url}{path}", data=b"{}", method="POST", headers={header: key}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.read()
+
+
 def running(pid: int) -> bool:
     """The process exists and is neither a zombie nor dead."""
     try:
@@ -32,14 +41,6 @@ def running(pid: int) -> bool:
 
 
 @dataclass
-class Reload:
-    model: str
-    instance: str  # whose stub died
-    seconds: float  # how long the reload took
-    error: str = ""
-
-
-@dataclass
 class StubSupervisor:
     server_pid: int
     http_url: str  # host:port
@@ -47,7 +48,6 @@ class StubSupervisor:
     admin_key: str
     poll_s: float = 0.5
     log: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr))
-    reloads: list[Reload] = field(default_factory=list)
     # every /dev/shm region a stub of this server used: what to remove if the server crashes
     regions: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -66,16 +66,6 @@ class StubSupervisor:
         if self._thread:
             self._thread.join(timeout=130)
 
-    def _repository_call(self, model: str, action: str) -> None:
-        request = urllib.request.Request(
-            f"http://{self.http_url}/v2/repository/models/{model}/{action}",
-            data=b"{}",
-            method="POST",
-            headers={self.admin_header: self.admin_key},
-        )
-        with urllib.request.urlopen(request, timeout=120) as response:
-            response.read()
-
     def server_ready(self) -> bool:
         """False while the server stops (its stubs end then, and must not be brought back)."""
         url = f"http://{self.http_url}/v2/health/ready"
@@ -88,8 +78,9 @@ class StubSupervisor:
     def reload(self, model: str) -> None:
         """Unload, then load: a plain load of an unchanged model is a no-op in Triton (measured),
         which would leave the dead instance in place."""
-        self._repository_call(model, "unload")
-        self._repository_call(model, "load")
+        for action in ("unload", "load"):
+            path = f"/v2/repository/models/{model}/{action}"
+            admin_post(self.http_url, self.admin_header, self.admin_key, path, timeout=120)
 
     def _running_stubs(self) -> dict[str, int]:
         current = [s for s in stubs(self.server_pid) if running(s.pid)]
@@ -110,11 +101,9 @@ class StubSupervisor:
                 self.log(f"a stub of {model} died ({', '.join(instances)}): reloading the model")
                 try:
                     self.reload(model)
-                    self.reloads.append(Reload(model, instances[0], time.monotonic() - start))
+                    self.log(f"{model} reloaded in {time.monotonic() - start:.1f} s")
                 except Exception as exc:  # the server may be stopping: try again later
                     failed = True
-                    elapsed = time.monotonic() - start
-                    self.reloads.append(Reload(model, instances[0], elapsed, str(exc)))
                     self.log(f"reloading {model} failed: {exc}")
             if dead and not failed:
                 known = self._running_stubs()  # the reloaded models' instances are new

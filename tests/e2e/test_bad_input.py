@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr.client import OcrClient, contract
+from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.preprocessing.decode import ImageDecodeError
 from triton_ocr.reliability.payloads import (
@@ -26,6 +26,7 @@ from triton_ocr.reliability.payloads import (
     MAX_IMAGE_BYTES,
     READS,
     Case,
+    connect,
     image_cases,
     image_tensor,
     infer_raw,
@@ -34,22 +35,12 @@ from triton_ocr.reliability.payloads import (
 from .conftest import ROOT, Endpoints
 
 CASES = image_cases()
-ENTRY_POINTS = ("ensemble_model", "ocr")
 INVALID = ("400", "StatusCode.INVALID_ARGUMENT")
 
 
-def module_for(protocol: str):
-    return httpclient if protocol == "http" else grpcclient
-
-
-def raw_client(server: Endpoints, protocol: str):
-    module = module_for(protocol)
-    url = server.http if protocol == "http" else server.grpc
-    return (
-        module.InferenceServerClient(url, network_timeout=120)
-        if protocol == "http"
-        else (module.InferenceServerClient(url))
-    )
+def raw(server: Endpoints, protocol: str):
+    """(tritonclient module, client) without the client library's checks."""
+    return connect(protocol, server.http if protocol == "http" else server.grpc)
 
 
 def read_raw(client, module, model: str, data: bytes) -> list[str]:
@@ -71,8 +62,7 @@ def test_the_size_limit_in_the_table_is_the_servers(server):
 @pytest.mark.parametrize("model", ENTRY_POINTS)
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_image_payloads(server, protocol, model, case: Case):
-    module = module_for(protocol)
-    client = raw_client(server, protocol)
+    module, client = raw(server, protocol)
     try:
         if case.error is None:
             found = read_raw(client, module, model, case.data)
@@ -242,8 +232,7 @@ MISUSE = {
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_protocol_misuse(server, protocol, name):
     model, inputs, parameters, outputs, message = MISUSE[name]
-    module = module_for(protocol)
-    client = raw_client(server, protocol)
+    module, client = raw(server, protocol)
     requested = [module.InferRequestedOutput(o) for o in outputs] if outputs else None
     try:
         with pytest.raises(InferenceServerException) as error:
@@ -268,7 +257,7 @@ def test_good_requests_beside_bad_ones_succeed(server):
 
     def run(job):
         protocol, model, case = job
-        module, client = module_for(protocol), raw_client(server, protocol)
+        module, client = raw(server, protocol)
         try:
             data = png() if case is None else case.data
             try:

@@ -98,6 +98,12 @@ def test_detector_input_for_any_image_size(height, width, pipeline, max_side):
     assert all(s % 32 == 0 and 32 <= s <= max(max_side, 32) + 16 for s in sides)
 
 
+def probability_maps(max_side: int):
+    """[H, W] float32 maps of probabilities, sides 1..max_side."""
+    sides = st.tuples(st.integers(1, max_side), st.integers(1, max_side))
+    return arrays(np.float32, sides, elements=st.floats(0, 1, width=32))
+
+
 def check_quads(quads: np.ndarray, scores: np.ndarray) -> None:
     assert quads.ndim == 3 and quads.shape[1:] == (4, 2) and len(scores) == len(quads)
     assert np.isfinite(quads).all() and np.isfinite(scores).all()
@@ -105,11 +111,7 @@ def check_quads(quads: np.ndarray, scores: np.ndarray) -> None:
 
 @BOUNDED
 @given(
-    arrays(
-        np.float32,
-        st.tuples(st.integers(1, 48), st.integers(1, 48)),
-        elements=st.floats(0, 1, width=32),
-    ),
+    probability_maps(48),
     st.floats(0.05, 0.95),
     st.floats(0.0, 0.95),
     st.floats(0.5, 3.0),
@@ -189,11 +191,7 @@ def test_reading_order_is_a_permutation(quads):
 
 @BOUNDED
 @given(
-    arrays(
-        np.float32,
-        st.tuples(st.integers(1, 64), st.integers(1, 64)),
-        elements=st.floats(0, 1, width=32),
-    ),
+    probability_maps(64),
     st.integers(1, 200),
     st.integers(1, 200),
     st.sampled_from(["auto", "never", "always"]),

@@ -7,11 +7,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from triton_ocr.client import OcrClient
+from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.client.ocr_client import TextLine
 
 from .runner import Reader
-
-ENTRY_POINTS = ("ocr", "ensemble_model")
 
 
 def _as_result(lines: list[TextLine]) -> tuple[list[str], np.ndarray]:

@@ -33,12 +33,12 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr.bench import bench_images
 from triton_ocr.client import OcrClient, contract
+from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.packs import config_path, load_config
 from triton_ocr.supervisor import running
 
-from .payloads import infer_raw
+from .payloads import connect, infer_raw
 from .processes import stubs
-from .soak import ENTRY_POINTS, connect
 
 BLS_MODELS = ("ocr", "grouped_recognition")
 

@@ -171,6 +171,17 @@ def image_cases() -> list[Case]:
     return decodable + no_text + refused
 
 
+def connect(protocol: str, url: str):
+    """(tritonclient module, client) for `protocol` ("http" or "grpc") at `url`."""
+    if protocol == "http":
+        import tritonclient.http as module
+
+        return module, module.InferenceServerClient(url, network_timeout=300, concurrency=1)
+    import tritonclient.grpc as module
+
+    return module, module.InferenceServerClient(url)
+
+
 def image_tensor(module, model: str, data: bytes):
     """One encoded file as an entry point's input: ensemble_model's UINT8 [1, n] or ocr's
     BYTES [1] (`module`: tritonclient.http or tritonclient.grpc)."""

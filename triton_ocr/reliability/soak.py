@@ -23,18 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import tritonclient.grpc as grpcclient
-import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr.bench import bench_images
-from triton_ocr.client import contract
+from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.client.ocr_client import TextLine
 
-from .payloads import image_cases, infer_raw
+from .payloads import connect, image_cases, infer_raw
 from .processes import MemorySample, sample
 
-ENTRY_POINTS = (contract.MODEL_NAME, contract.OCR_MODEL_NAME)
 PROTOCOLS = ("http", "grpc")
 INVALID = {"400", "StatusCode.INVALID_ARGUMENT"}
 BAD_SHARE = 0.3  # of the requests
@@ -64,13 +61,6 @@ class Tally:
                 self.latencies.append(latency)
             if problem and len(self.problems) < 20:
                 self.problems.append(problem)
-
-
-def connect(protocol: str, url: str):
-    module = httpclient if protocol == "http" else grpcclient
-    if protocol == "http":
-        return module, module.InferenceServerClient(url, network_timeout=300, concurrency=1)
-    return module, module.InferenceServerClient(url)
 
 
 def same_answer(a: list[TextLine], b: list[TextLine]) -> bool:
