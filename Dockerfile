@@ -12,15 +12,19 @@ FROM nvcr.io/nvidia/tritonserver:24.10-py3
 
 WORKDIR /opt/triton-ocr
 
-# The package (pure pre/post-processing, model adapters' imports, export and client code).
+# The package (pure pre/post-processing, model adapters' imports, export and client code), its
+# dependencies from the lock (exact versions, hash-checked; the container's Python is 3.10), then
+# the package itself without resolving anything.
 COPY pyproject.toml README.md ./
+COPY locks/runtime.txt ./locks/runtime.txt
 COPY triton_ocr ./triton_ocr
 COPY preprocessing ./preprocessing
 COPY postprocessing ./postprocessing
 COPY export ./export
 COPY client ./client
 # hadolint ignore=DL3013
-RUN python3 -m pip install --no-cache-dir .
+RUN python3 -m pip install --no-cache-dir --require-hashes --no-deps -r locks/runtime.txt \
+    && python3 -m pip install --no-cache-dir --no-deps --no-build-isolation .
 
 # The model repository: configs + adapters from the project, ONNX files fetched at build time.
 # The container's own C++ onnxruntime backend serves text_detection / text_recognition.

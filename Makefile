@@ -1,4 +1,8 @@
 # Two commands on a fresh clone: `make demo` and `make test`.
+#
+# Every environment installs from a lock in locks/ (exact versions, every file hash-checked,
+# installed with --no-deps): make never resolves versions anew, so each clone gets the same
+# packages on every day. `make lock` is the one step that resolves, from pyproject.toml's ranges.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,29 +14,42 @@ EXPORT_STAMP := $(EXPORT_VENV)/.installed
 # The benchmark's environment: the server plus RapidOCR as the in-process baseline.
 BENCH_VENV ?= .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.installed
+# The lock tool (uv, itself installed from a lock); used by `make lock` only.
+LOCK_VENV ?= .venv-lock
+UV := $(LOCK_VENV)/bin/uv
 
-.PHONY: setup setup-export demo test lint bench export serve clean
+.PHONY: setup setup-export demo test lint bench export serve lock clean
 
-# Create the virtual environment, install the package with the local Triton runtime and the
-# dev tools, and make sure the Python backend stub can run (installs libpython if missing).
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+# $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
+# packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
+# checked complete; then the packages deliberately installed without their dependencies.
+define locked_venv
+	$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 10) <= v <= (3, 12) else "the locks cover Python 3.10-3.12; this is %d.%d: make PYTHON=python3.X" % v)'
+	rm -rf $(1)
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --require-hashes --no-deps -r $(2)
+	$(1)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(1)/bin/python -m pip check
+	$(if $(3),$(1)/bin/python -m pip install --quiet --require-hashes --no-deps -r $(3))
+endef
+
+# Create the virtual environment from the dev lock (the package, the local Triton runtime and
+# the dev tools), and make sure the Python backend stub can run (installs libpython if missing).
+$(STAMP): pyproject.toml locks/dev.txt
+	$(call locked_venv,$(VENV),locks/dev.txt)
 	$(BIN)/triton-ocr doctor --fix
 	touch $(STAMP)
 
-$(EXPORT_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(EXPORT_VENV)
-	$(EXPORT_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(EXPORT_VENV)/bin/python -m pip install --quiet -e ".[dev,export]"
+# torch's CPU build (2.13.0+cpu) is the one release in the export lock that PyPI does not serve:
+# pip takes it from a find-links folder or PyTorch's CPU index, which is why this lock is for
+# CPython 3.11 on x86-64 only.
+$(EXPORT_STAMP): pyproject.toml locks/export.txt
+	$(call locked_venv,$(EXPORT_VENV),locks/export.txt)
 	touch $(EXPORT_STAMP)
 
-$(BENCH_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[serve,bench]"
-	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps rapidocr-onnxruntime==1.4.4
+# RapidOCR comes from its own lock, without its dependencies (see locks/bench-no-deps.in).
+$(BENCH_STAMP): pyproject.toml locks/bench.txt locks/bench-no-deps.txt
+	$(call locked_venv,$(BENCH_VENV),locks/bench.txt,locks/bench-no-deps.txt)
 	touch $(BENCH_STAMP)
 
 setup: $(STAMP)
@@ -63,5 +80,25 @@ export: setup
 serve: export
 	$(BIN)/triton-ocr serve
 
+# Refresh every lock from pyproject.toml's ranges (and locks/*.in): the only command that picks
+# new versions. Review the diff, then `make clean test`. Universal locks cover CPython 3.10-3.12
+# on every platform the wheels exist for; the export lock is CPython 3.11 on x86-64 Linux.
+UNIVERSAL := --universal --python-version 3.10
+COMPILE = $(UV) pip compile --quiet --upgrade --generate-hashes --custom-compile-command 'make lock'
+# where torch's CPU build lies: a folder of wheels, or PyTorch's CPU package index
+TORCH_CPU_WHEELS ?= /opt/wheels
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --require-hashes --no-deps -r locks/uv.txt
+	$(LOCK_VENV)/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' > $(LOCK_VENV)/build-system.in
+	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in -o locks/runtime.txt
+	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in --extra dev -o locks/dev.txt
+	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in --extra serve --extra bench -o locks/bench.txt
+	$(COMPILE) $(UNIVERSAL) --no-deps locks/bench-no-deps.in -o locks/bench-no-deps.txt
+	$(COMPILE) --python-version 3.11 --python-platform x86_64-manylinux_2_35 --find-links $(TORCH_CPU_WHEELS) \
+		pyproject.toml $(LOCK_VENV)/build-system.in --extra dev --extra export -o locks/export.txt
+	$(COMPILE) $(UNIVERSAL) locks/uv.in -o locks/uv.txt
+
 clean:
-	rm -rf $(VENV) $(EXPORT_VENV) $(BENCH_VENV) repository/*/1/*.onnx
+	rm -rf $(VENV) $(EXPORT_VENV) $(BENCH_VENV) $(LOCK_VENV) repository/*/1/*.onnx
