@@ -136,7 +136,12 @@ def ensure_libpython(fix: bool) -> str:
     package = LIBPYTHON_PACKAGE.format(major=sys.version_info[0], minor=sys.version_info[1])
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env)
+    installed = subprocess.run(["apt-get", "install", "-y", "-qq", package], env=env, check=False)
+    if installed.returncode != 0:  # e.g. a Python the distribution does not ship (pyenv)
+        raise ServerError(
+            f"apt-get could not install {package} (exit {installed.returncode}): use a Python "
+            "whose shared runtime the system has, e.g. `make PYTHON=/usr/bin/python3`"
+        )
     check_stub(dist)
     return f"ok: installed {package}"
 
