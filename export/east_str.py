@@ -9,23 +9,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triton_ocr.packs import model_file
-
 from .east import export_east
 from .ppocr import export_orientation_classifier
+from .verify import install, partial_path
 
 PACK = "east-str"
 
 
 def export_east_str(repository: Path, east_graph: Path, str_checkpoint: Path) -> list[Path]:
-    """Convert `frozen_east_text_detection.pb` and `None-ResNet-None-CTC.pth`; return the files."""
+    """Convert `frozen_east_text_detection.pb` and `None-ResNet-None-CTC.pth`; return the files.
+
+    Each file is checked against its east-str config before it replaces the one in place.
+    """
     from .str_model import export_onnx, load_checkpoint
 
     for path in (east_graph, str_checkpoint):
         if not Path(path).is_file():
             raise FileNotFoundError(f"{path} does not exist")
-    detector = export_east(east_graph, model_file(repository, "text_detection", PACK))
-    recognizer = export_onnx(
-        load_checkpoint(str_checkpoint), model_file(repository, "text_recognition", PACK)
-    )
-    return [detector, recognizer, export_orientation_classifier(repository)]
+    written = []
+    detector = partial_path(repository, "text_detection", PACK)
+    export_east(east_graph, detector)
+    written.append(install(detector, repository, "text_detection", PACK))
+    recognizer = partial_path(repository, "text_recognition", PACK)
+    export_onnx(load_checkpoint(str_checkpoint), recognizer)
+    written.append(install(recognizer, repository, "text_recognition", PACK))
+    return [*written, export_orientation_classifier(repository)]

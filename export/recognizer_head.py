@@ -38,10 +38,18 @@ def append_best_path_head(model: onnx.ModelProto) -> onnx.ModelProto:
             "ReduceMax", [probabilities], [BEST_SCORE], axes=[2], keepdims=0, name="best_path_max"
         )
     graph.node.extend([argmax, reducemax])
+    # [N, T] as the probabilities declare them: a fixed step count stays fixed (Triton's C++
+    # ONNX Runtime backend compares output dims with the config one for one)
+    batch, steps = (
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or name)
+        for d, name in zip(
+            graph.output[0].type.tensor_type.shape.dim[:2], ("batch", "steps"), strict=True
+        )
+    )
     graph.output.extend(
         [
-            helper.make_tensor_value_info(BEST_CLASS, TensorProto.INT64, ["batch", "steps"]),
-            helper.make_tensor_value_info(BEST_SCORE, TensorProto.FLOAT, ["batch", "steps"]),
+            helper.make_tensor_value_info(BEST_CLASS, TensorProto.INT64, [batch, steps]),
+            helper.make_tensor_value_info(BEST_SCORE, TensorProto.FLOAT, [batch, steps]),
         ]
     )
     onnx.checker.check_model(model)

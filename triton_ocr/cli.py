@@ -42,7 +42,7 @@ def export_ppocr_command(
 
     try:
         written = export_ppocr(repository or default_repository())
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:  # ValueError: a file that misfits its config
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from exc
     for path in written:

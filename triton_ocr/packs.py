@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from google.protobuf import text_format
+from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
 DEFAULT_PACK = "ppocr"
@@ -34,6 +34,12 @@ def load_config(
 ) -> model_config_pb2.ModelConfig:
     text = config_path(repository, model, pack).read_text()
     return text_format.Parse(text, model_config_pb2.ModelConfig())
+
+
+def load_config_dict(repository: Path, model: str, pack: str = DEFAULT_PACK) -> dict:
+    """The config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
+    proto = load_config(repository, model, pack)
+    return json_format.MessageToDict(proto, preserving_proto_field_name=True)
 
 
 def model_file(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:

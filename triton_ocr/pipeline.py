@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from google.protobuf import json_format
 
 from triton_ocr import packs
 from triton_ocr.params import (
@@ -96,8 +95,7 @@ class PipelineSettings:
         """Read every parameter from the pack's configs of the ensemble's models."""
 
         def config(model: str) -> dict:
-            proto = packs.load_config(repository, model, pack)
-            return json_format.MessageToDict(proto, preserving_proto_field_name=True)
+            return packs.load_config_dict(repository, model, pack)
 
         post, detector = detection_postprocessing_parameters(
             config("detection_postprocessing").get("parameters", {})

