@@ -22,7 +22,7 @@ async def answer_within(call: Awaitable[T], seconds: float, what: str) -> T:
     already running in the other model finishes on its own and its answer is dropped."""
     try:
         return await asyncio.wait_for(call, seconds)
-    except TimeoutError as exc:
+    except asyncio.TimeoutError as exc:  # not the builtin TimeoutError before Python 3.11
         raise ModelTimeout(f"{what} gave no answer within {seconds:g} s") from exc
 
 
