@@ -194,15 +194,18 @@ def inference_problems(
     """Run the file once on the pipeline's own input and check what comes out."""
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    (input_name,) = [i.name for i in session.get_inputs()]
     sample = SAMPLES[model](repository, pack)
     wanted = config_tensors(config, "output")
-    names = [name for name in wanted if name in {o.name for o in session.get_outputs()}]
     try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        (input_name,) = [i.name for i in session.get_inputs()]
+        names = [name for name in wanted if name in {o.name for o in session.get_outputs()}]
         results = session.run(names, {input_name: sample})
     except Exception as exc:  # noqa: BLE001 - whatever ONNX Runtime raises, say it
-        return [f"{where}: inference on a {show(sample.shape)} input failed: {exc}"]
+        return [
+            f"{where}: onnxruntime {ort.__version__} could not run it on a "
+            f"{show(sample.shape)} input: {exc}"
+        ]
     problems = []
     next_models = readers(repository, pack, model)
     for name, value in zip(names, results, strict=True):
