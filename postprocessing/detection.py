@@ -12,7 +12,7 @@ from triton_ocr.params import DBParameters, DetectionPostprocessing, EASTParamet
 from .crops import warp_crop
 from .db import db_boxes
 from .east import STRIDE, east_boxes
-from .geometry import quad_size, reading_order, scale_quads
+from .geometry import pad_quad, quad_size, reading_order, scale_quads
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ def detect_texts(
     """Turn detector maps into boxes and upright crops of the ORIGINAL image (full resolution).
 
     Boxes are mapped from the detector's input frame to the original image, boxes thinner than
-    `min_box_size` original pixels are dropped, and the rest are put in reading order. With
+    `min_box_size` original pixels are dropped, and the rest are put in reading order; each
+    crop takes `crop_margin` of its box's height more above and below. With
     `single_line` "always", or "auto" and a line-shaped image, the whole image is one line.
     """
     if params.single_line == "always":
@@ -93,5 +94,5 @@ def detect_texts(
         return whole_image(image)
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
-    crops = [warp_crop(image, q) for q in quads]
+    crops = [warp_crop(image, pad_quad(q, params.crop_margin)) for q in quads]
     return Detections(quads.reshape(-1, 4, 2), scores.reshape(-1), crops)

@@ -29,6 +29,17 @@ def scale_quads(quads: np.ndarray, from_hw: tuple[int, int], to_hw: tuple[int, i
     return out
 
 
+def pad_quad(quad: np.ndarray, margin: float) -> np.ndarray:
+    """The tl, tr, br, bl `quad` grown by `margin` times its height above and below, along its
+    own vertical direction (so a tilted line's crop stays aligned with the line)."""
+    if margin == 0:
+        return quad
+    quad = np.asarray(quad, dtype=np.float32)
+    down = (quad[3] - quad[0] + quad[2] - quad[1]) / 2  # mean of the two side edges, top to bottom
+    step = margin * down
+    return np.stack([quad[0] - step, quad[1] - step, quad[2] + step, quad[3] + step])
+
+
 def quad_size(quad: np.ndarray) -> tuple[float, float]:
     """(width, height) of a tl, tr, br, bl quad: the longer of each pair of opposite edges."""
     width = max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[3] - quad[2]))

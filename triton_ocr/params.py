@@ -91,6 +91,10 @@ class DetectionPreprocessing:
 class DetectionPostprocessing:
     detector: str  # "db" or "east": which parameter group below applies
     min_box_size: float  # boxes thinner than this (original pixels) are dropped
+    # Each box grows by this fraction of its height above and below before it is cropped (the
+    # returned polygon stays the detector's): the recognizer keeps the spaces between words only
+    # with room around the text, and detector boxes hug it.
+    crop_margin: float
     # The whole image as one text line: "always" (the caller sends crops), "never", or "auto":
     # when the image is line-shaped (at most line_max_height px tall, at least line_min_aspect
     # times wider than tall) and detection found nothing or boxes on a single row only.
@@ -110,6 +114,10 @@ class DetectionPostprocessing:
 
     def __post_init__(self) -> None:
         _check_choice("rec_channels", self.rec_channels, (1, 3))
+        if not 0 <= self.crop_margin <= 1:
+            raise ValueError(
+                f"parameter 'crop_margin' must be between 0 and 1, not {self.crop_margin}"
+            )
         _check_choice("single_line", self.single_line, SINGLE_LINE_MODES)
         if self.rec_width_bucket < 1:
             bucket = self.rec_width_bucket

@@ -58,6 +58,7 @@ REQUEST_PARAMETERS = frozenset(
         "min_side_len",
         "max_side_len",
         "min_box_size",
+        "crop_margin",
         "thresh",
         "box_thresh",
         "unclip_ratio",

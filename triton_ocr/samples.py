@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
+
+FONTS = Path("/usr/share/fonts/truetype/dejavu")  # Debian's fonts-dejavu-core
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,7 @@ class Placed:
     xy: tuple[int, int]
     size: int
     angle: float = 0.0  # degrees, counter-clockwise
+    face: str | None = None  # a font file in FONTS; None: Pillow's bundled font
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,32 @@ DEMO_LINES = (
 )
 
 
-def font(size: int) -> ImageFont.FreeTypeFont:
-    """Pillow's bundled scalable font: no system fonts needed."""
-    return ImageFont.load_default(size=size)
+# Plain English lines in common faces at 16-30 px: words must come back apart.
+ENGLISH_LINES = tuple(
+    Placed(text, (30, 30 + 55 * i), size, face=face)
+    for i, (face, size, text) in enumerate(
+        [
+            ("DejaVuSans.ttf", 16, "The quick brown fox jumps over the lazy dog"),
+            ("DejaVuSerif.ttf", 18, "Invoice 2024-0917 total 318.40 EUR"),
+            ("DejaVuSansMono.ttf", 20, "Please remit payment within 30 days"),
+            ("DejaVuSans-Bold.ttf", 22, "Order number 48213 shipped on Monday"),
+            ("DejaVuSerif-Italic.ttf", 24, "Thank you for your business"),
+            ("DejaVuSansCondensed.ttf", 26, "Customer service is open until six"),
+            ("DejaVuSans.ttf", 28, "small print: serving models on CPU and GPU"),
+            ("DejaVuSerif.ttf", 30, "Quantity 3 unit price 12.50 each"),
+        ]
+    )
+)
+
+
+def font(size: int, face: str | None = None) -> ImageFont.FreeTypeFont:
+    """Pillow's bundled scalable font (no system fonts needed), or a DejaVu face."""
+    if face is None:
+        return ImageFont.load_default(size=size)
+    path = FONTS / face
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: apt-get install fonts-dejavu-core")
+    return ImageFont.truetype(str(path), size)
 
 
 def render(
@@ -51,7 +78,7 @@ def render(
     canvas = Image.new("RGB", size, background)
     ink_boxes = []
     for line in lines:
-        f = font(line.size)
+        f = font(line.size, line.face)
         left, top, right, bottom = f.getbbox(line.text)
         layer = Image.new("L", (right + 8, bottom + 8), 0)
         ImageDraw.Draw(layer).text((4, 4), line.text, font=f, fill=255)

@@ -53,6 +53,7 @@ def test_resized_width():
 PPOCR = DetectionPostprocessing(
     detector="db",
     min_box_size=3,
+    crop_margin=0.4,
     single_line="auto",
     line_max_height=96,
     line_min_aspect=1.5,
