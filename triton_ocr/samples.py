@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-FONTS = Path("/usr/share/fonts/truetype/dejavu")  # Debian's fonts-dejavu-core
+FONTS = Path("/usr/share/fonts/truetype/dejavu")  # Debian: fonts-dejavu-core and -extra
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ def font(size: int, face: str | None = None) -> ImageFont.FreeTypeFont:
         return ImageFont.load_default(size=size)
     path = FONTS / face
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: apt-get install fonts-dejavu-core")
+        packages = "fonts-dejavu-core fonts-dejavu-extra"
+        raise FileNotFoundError(f"{path} is missing: apt-get install {packages}")
     return ImageFont.truetype(str(path), size)
 
 
