@@ -135,3 +135,36 @@ def test_a_turned_set_turns_images_and_boxes_alike(tmp_path: Path, degrees):
     assert rotate_samples([sample], 0) == [sample]
     with pytest.raises(ValueError, match="rotation"):
         rotate_samples([sample], 45)
+
+
+def test_space_sensitive_scores_count_glued_words_as_wrong():
+    """Space-blind, a glued line reads as well as a spaced one; space-sensitive it does not."""
+    page = Sample(
+        Path("invoice.png"),
+        "document",
+        (Label("Invoice 2024-0917 total 318.40 EUR", None, True), Label("Thank you", None, True)),
+        True,
+    )
+    spaced = score_image(
+        page,
+        ["INVOICE  2024-0917 total 318.40 EUR", "Thank you"],
+        box(0, 0, 9, 9)[None].repeat(2, 0),
+    )
+    glued = score_image(
+        page, ["Invoice2024-0917total318.40EUR", "Thank you"], box(0, 0, 9, 9)[None].repeat(2, 0)
+    )
+    assert spaced.strings_found == glued.strings_found == 2  # the space-blind score: no difference
+    assert (spaced.strings_exact, glued.strings_exact) == (2, 1)
+    assert (spaced.words_found, spaced.words, spaced.predicted_words) == (7, 7, 7)
+    # one glued word for five: none of them matches, and it is one wrong prediction
+    assert (glued.words_found, glued.predicted_words_correct, glued.predicted_words) == (2, 2, 3)
+    scores = summary(glued)
+    assert scores["string_exact"] == 0.5
+    assert scores["word_recall"] == pytest.approx(2 / 7)
+    assert scores["word_precision"] == pytest.approx(2 / 3)
+
+
+def test_words_match_one_to_one():
+    page = Sample(Path("p.png"), "document", (Label("the cat and the dog", None, True),), True)
+    counts = score_image(page, ["the the the the"], box(0, 0, 9, 9)[None])
+    assert (counts.words_found, counts.predicted_words_correct) == (2, 2)

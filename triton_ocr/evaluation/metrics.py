@@ -6,12 +6,20 @@ image's normalised output (PP-OCR drops spaces between Latin words, so tokens ar
 substrings of the output, not as whole words); a predicted line counts as correct when each of
 its tokens occurs in the normalised labels. Detection is scored ICDAR 2015 style: one-to-one
 matches at IoU >= 0.5, predictions mostly inside do-not-care regions ignored.
+
+Those scores are blind to spaces. Two more see them, since a user's invoice must come back as
+they would type it: a label string is read *exactly* when some predicted line equals it after
+NFKC, case folding and collapsing runs of whitespace (punctuation kept); and *word* recall,
+precision and F1 count whitespace-separated words (each normalised as above) matched one to one
+between labels and predictions, so `Invoice2024-0917total` is one wrong word, not three right
+tokens.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
@@ -35,6 +43,17 @@ def tokens(text: str) -> list[str]:
     return [t for t in map(normalize, unicodedata.normalize("NFKC", text).split()) if t]
 
 
+def spaced(text: str) -> str:
+    """NFKC, case-folded, whitespace runs collapsed to one space: spaces count, nothing else
+    is dropped."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def common(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many items `a` and `b` share, one to one (multiset intersection)."""
+    return sum((Counter(a) & Counter(b)).values())
+
+
 def char_error_rate(predicted: str, truth: str) -> float:
     """Edit distance between the normalised strings over the normalised truth's length."""
     p, t = normalize(predicted), normalize(truth)
@@ -52,6 +71,11 @@ class Counts:
 
     strings_found: int = 0
     strings: int = 0
+    strings_exact: int = 0  # read exactly, spaces included (spaced())
+    words_found: int = 0  # label words matched one to one by predicted words
+    words: int = 0
+    predicted_words_correct: int = 0
+    predicted_words: int = 0
     lines_correct: int = 0
     lines: int = 0
     tokens_found: int = 0
@@ -120,15 +144,23 @@ def score_image(sample: Sample, texts: Sequence[str], quads: np.ndarray) -> Coun
     output = "".join(normalize(texts[i]) for i in kept)
     truth = "".join(normalize(label.text) for label in sample.cared)
     counts = Counts()
+    predicted_lines = {spaced(texts[i]) for i in kept}
+    label_words = [w for label in sample.cared for w in tokens(label.text)]
+    predicted_words = [w for i in kept for w in tokens(texts[i])]
+    counts.words += len(label_words)
+    counts.words_found += common(label_words, predicted_words)
     for label in sample.cared:
         label_tokens = tokens(label.text)
         if not label_tokens:
             continue
         counts.strings += 1
         counts.strings_found += found_in(label.text, output)
+        counts.strings_exact += spaced(label.text) in predicted_lines
         counts.tokens += len(label_tokens)
         counts.tokens_found += sum(t in output for t in label_tokens)
     if sample.complete:  # precision only where every legible text is labelled
+        counts.predicted_words += len(predicted_words)
+        counts.predicted_words_correct += common(predicted_words, label_words)
         for i in kept:
             line_tokens = tokens(texts[i])
             if not line_tokens:
@@ -174,6 +206,12 @@ def summary(counts: Counts) -> dict[str, float | None]:
             f"{name}_precision": precision,
             f"{name}_f1": f1(precision, recall),
         }
+    out["string_exact"] = ratio(c.strings_exact, c.strings)
+    recall, precision = (
+        ratio(c.words_found, c.words),
+        ratio(c.predicted_words_correct, c.predicted_words),
+    )
+    out |= {"word_recall": recall, "word_precision": precision, "word_f1": f1(precision, recall)}
     recall, precision = ratio(c.boxes_matched, c.boxes), ratio(c.boxes_matched, c.predicted_boxes)
     out |= {"det_recall": recall, "det_precision": precision, "det_hmean": f1(precision, recall)}
     return out

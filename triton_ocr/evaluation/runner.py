@@ -63,6 +63,8 @@ def report(results: Sequence[ImageResult]) -> dict:
             per_kind[r.sample.kind] = per_kind.get(r.sample.kind, Counts()) + counts
             row["strings"] = [counts.strings_found, counts.strings]
             row["tokens"] = [counts.tokens_found, counts.tokens]
+            row["exact"] = [counts.strings_exact, counts.strings]
+            row["words"] = [counts.words_found, counts.words]
         rows.append(row)
     pages = sum(per_kind.values(), Counts())
     return {
@@ -90,7 +92,9 @@ def print_report(name: str, result: dict) -> None:
             f"word crops: {w['exact']}/{w['images']} exact ({_fmt(w['accuracy'])}), "
             f"mean CER {_fmt(w['cer'])}"
         )
-    header = ["", "str R", "str P", "str F1", "tok R", "tok P", "tok F1", "det R", "det P", "det H"]
+    # space-blind (str, tok), then space-sensitive (exact lines, words), then detection
+    header = ["", "str R", "str P", "str F1", "tok R", "tok P", "tok F1", "exact", "word R"]
+    header += ["word P", "word F1", "det R", "det P", "det H"]
     keys = [
         "string_recall",
         "string_precision",
@@ -98,6 +102,10 @@ def print_report(name: str, result: dict) -> None:
         "token_recall",
         "token_precision",
         "token_f1",
+        "string_exact",
+        "word_recall",
+        "word_precision",
+        "word_f1",
         "det_recall",
         "det_precision",
         "det_hmean",
