@@ -3,8 +3,6 @@
 import shutil
 from pathlib import Path
 
-from google.protobuf import json_format
-
 from triton_ocr import packs
 
 REPOSITORY = Path(__file__).resolve().parents[2] / "repository"
@@ -16,7 +14,7 @@ def load_config(model: str, pack: str = packs.DEFAULT_PACK):
 
 def config_dict(model: str, pack: str = packs.DEFAULT_PACK) -> dict:
     """The config as the Python backend receives it (JSON field names)."""
-    return json_format.MessageToDict(load_config(model, pack), preserving_proto_field_name=True)
+    return packs.load_config_dict(REPOSITORY, model, pack)
 
 
 def copy_configs(target: Path) -> Path:
