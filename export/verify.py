@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import packs
@@ -34,17 +32,17 @@ from triton_ocr.preprocessing.detection import detection_input
 ENSEMBLE = "ensemble_model"
 DYNAMIC = -1
 
-# ONNX element types -> Triton config data types (those these models can use)
+# ONNX Runtime's tensor types -> Triton config data types (those these models can use)
 TRITON_TYPES = {
-    TensorProto.FLOAT: "TYPE_FP32",
-    TensorProto.FLOAT16: "TYPE_FP16",
-    TensorProto.DOUBLE: "TYPE_FP64",
-    TensorProto.INT64: "TYPE_INT64",
-    TensorProto.INT32: "TYPE_INT32",
-    TensorProto.INT8: "TYPE_INT8",
-    TensorProto.UINT8: "TYPE_UINT8",
-    TensorProto.BOOL: "TYPE_BOOL",
-    TensorProto.STRING: "TYPE_STRING",
+    "tensor(float)": "TYPE_FP32",
+    "tensor(float16)": "TYPE_FP16",
+    "tensor(double)": "TYPE_FP64",
+    "tensor(int64)": "TYPE_INT64",
+    "tensor(int32)": "TYPE_INT32",
+    "tensor(int8)": "TYPE_INT8",
+    "tensor(uint8)": "TYPE_UINT8",
+    "tensor(bool)": "TYPE_BOOL",
+    "tensor(string)": "TYPE_STRING",
 }
 
 
@@ -63,17 +61,16 @@ def show(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
-def file_tensors(model: onnx.ModelProto) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
-    """The graph's declared inputs (initializers excluded) and outputs."""
+def file_tensors(session) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The inputs and outputs as ONNX Runtime loads them (what Triton's backend compares: the
+    file's declared shapes merged with ONNX Runtime's shape inference)."""
 
-    def tensor(value: onnx.ValueInfoProto) -> Tensor:
-        kind = value.type.tensor_type
-        dims = tuple(d.dim_value if d.HasField("dim_value") else DYNAMIC for d in kind.shape.dim)
-        return Tensor(value.name, TRITON_TYPES.get(kind.elem_type, f"ONNX {kind.elem_type}"), dims)
+    def tensor(arg) -> Tensor:
+        dims = tuple(d if isinstance(d, int) else DYNAMIC for d in arg.shape)
+        return Tensor(arg.name, TRITON_TYPES.get(arg.type, arg.type), dims)
 
-    weights = {init.name for init in model.graph.initializer}
-    inputs = {v.name: tensor(v) for v in model.graph.input if v.name not in weights}
-    return inputs, {v.name: tensor(v) for v in model.graph.output}
+    inputs = {arg.name: tensor(arg) for arg in session.get_inputs()}
+    return inputs, {arg.name: tensor(arg) for arg in session.get_outputs()}
 
 
 def config_tensors(config, kind: str) -> dict[str, Tensor]:
@@ -188,16 +185,13 @@ def readers(repository: Path, pack: str, model: str) -> dict[str, tuple[str, Ten
     return found
 
 
-def inference_problems(
-    path: Path, repository: Path, pack: str, model: str, config, where: str
-) -> list[str]:
+def inference_problems(session, repository: Path, pack: str, model: str, config, where: str):
     """Run the file once on the pipeline's own input and check what comes out."""
     import onnxruntime as ort
 
     sample = SAMPLES[model](repository, pack)
     wanted = config_tensors(config, "output")
     try:
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         (input_name,) = [i.name for i in session.get_inputs()]
         names = [name for name in wanted if name in {o.name for o in session.get_outputs()}]
         results = session.run(names, {input_name: sample})
@@ -227,13 +221,18 @@ def inference_problems(
 
 def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str]:
     """Every disagreement between `path` and `model`'s config for `pack` (empty: it fits)."""
+    import onnxruntime as ort
+
     config = packs.load_config(repository, model, pack)
     where = f"{model} ({pack}, {path.name.removesuffix('.partial')})"
-    inputs, outputs = file_tensors(onnx.load_model(str(path), load_external_data=False))
-    problems = declared_problems(inputs, outputs, config, where)
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - whatever ONNX Runtime raises, say it
+        return [f"{where}: onnxruntime {ort.__version__} cannot load it: {exc}"]
+    problems = declared_problems(*file_tensors(session), config, where)
     if problems:  # no point running a file the server would not load
         return problems
-    return inference_problems(path, repository, pack, model, config, where)
+    return inference_problems(session, repository, pack, model, config, where)
 
 
 def install(partial: Path, repository: Path, model: str, pack: str) -> Path:

@@ -14,7 +14,7 @@ from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
 DEFAULT_PACK = "ppocr"
-PACKS = ("ppocr", "east-str")
+PACKS = ("ppocr", "ppocr-v6", "east-str")
 
 
 def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
