@@ -21,6 +21,7 @@ import numpy as np
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import packs
+from triton_ocr.client import contract
 from triton_ocr.params import (
     DetectionPreprocessing,
     detection_postprocessing_parameters,
@@ -29,7 +30,6 @@ from triton_ocr.params import (
 from triton_ocr.postprocessing.crops import recognition_batch
 from triton_ocr.preprocessing.detection import detection_input
 
-ENSEMBLE = "ensemble_model"
 DYNAMIC = -1
 
 # ONNX Runtime's tensor types -> Triton config data types (those these models can use)
@@ -59,6 +59,13 @@ class Tensor:
 
 def show(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def matches(shape: Sequence[int], pattern: Sequence[int]) -> bool:
+    """`shape` has `pattern`'s rank and its dims wherever the pattern's are not dynamic."""
+    return len(shape) == len(pattern) and all(
+        p in (DYNAMIC, s) for s, p in zip(shape, pattern, strict=True)
+    )
 
 
 def file_tensors(session) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
@@ -121,10 +128,9 @@ def declared_problems(
                 f"file; the config expects rank {len(want.shape)} {show(want.shape)}"
             )
             continue
-        exact = kind == "output"  # outputs must match dim for dim, inputs where the file is fixed
-        if any(
-            h != w for h, w in zip(have.shape, want.shape, strict=True) if exact or h != DYNAMIC
-        ):
+        # outputs must match dim for dim, inputs wherever the file's dims are fixed
+        fits = have.shape == want.shape if kind == "output" else matches(want.shape, have.shape)
+        if not fits:
             problems.append(
                 f"{where}: {kind} {name!r} has shape {show(have.shape)} in the file; the config "
                 f"expects {show(want.shape)}"
@@ -166,7 +172,7 @@ SAMPLES: dict[str, Callable[[Path, str], np.ndarray]] = {
 
 def readers(repository: Path, pack: str, model: str) -> dict[str, tuple[str, Tensor]]:
     """model output -> (model, its input) that reads it next in the ensemble."""
-    ensemble = packs.load_config(repository, ENSEMBLE, pack)
+    ensemble = packs.load_config(repository, contract.MODEL_NAME, pack)
     steps = ensemble.ensemble_scheduling.step
     produced = {
         tensor: output
@@ -208,10 +214,7 @@ def inference_problems(session, repository: Path, pack: str, model: str, config,
             reader, tensor = next_models[name]
             expectations.append((f"{reader}'s input {tensor.name!r}", tensor))
         for who, want in expectations:
-            fits = len(value.shape) == len(want.shape) and all(
-                w in (DYNAMIC, h) for h, w in zip(value.shape, want.shape, strict=True)
-            )
-            if not fits:
+            if not matches(value.shape, want.shape):
                 problems.append(
                     f"{where}: output {name!r} came out {show(value.shape)} for a "
                     f"{show(sample.shape)} input; {who} expects {show(want.shape)}"

@@ -38,7 +38,8 @@ def test_the_files_sit_beside_the_default_packs(repository, v6_server):
 
 
 def test_the_alphabet_has_the_accented_latin_letters(repository, v6_server):
-    alphabet = load_alphabet(repository / "text_recognition", "ppocrv6_rec.onnx", "character", True)
+    recognizer = packs.model_file(repository, "text_recognition", PACK)
+    alphabet = load_alphabet(recognizer.parent.parent, recognizer.name, "character", True)
     assert len(alphabet) == 18710  # blank + 18,708 characters + space: the recognizer's classes
     assert {"ã", "ç", "ü", "é", "ß"} <= set(alphabet)
 

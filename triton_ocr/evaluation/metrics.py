@@ -147,8 +147,9 @@ def score_image(sample: Sample, texts: Sequence[str], quads: np.ndarray) -> Coun
     predicted_lines = {spaced(texts[i]) for i in kept}
     label_words = [w for label in sample.cared for w in tokens(label.text)]
     predicted_words = [w for i in kept for w in tokens(texts[i])]
+    shared_words = common(label_words, predicted_words)  # one to one: the same both ways
     counts.words += len(label_words)
-    counts.words_found += common(label_words, predicted_words)
+    counts.words_found += shared_words
     for label in sample.cared:
         label_tokens = tokens(label.text)
         if not label_tokens:
@@ -160,7 +161,7 @@ def score_image(sample: Sample, texts: Sequence[str], quads: np.ndarray) -> Coun
         counts.tokens_found += sum(t in output for t in label_tokens)
     if sample.complete:  # precision only where every legible text is labelled
         counts.predicted_words += len(predicted_words)
-        counts.predicted_words_correct += common(predicted_words, label_words)
+        counts.predicted_words_correct += shared_words
         for i in kept:
             line_tokens = tokens(texts[i])
             if not line_tokens:
@@ -193,12 +194,14 @@ def score_word(sample: Sample, texts: Sequence[str]) -> WordResult:
 
 
 def summary(counts: Counts) -> dict[str, float | None]:
-    """Recall, precision and F1 of strings and tokens, detection P/R/H-mean."""
+    """Recall, precision and F1 of strings, tokens and words (spaces counted), strings read
+    exactly, detection P/R/H-mean."""
     c = counts
     out: dict[str, float | None] = {}
     for name, found, total, correct, predicted in (
         ("string", c.strings_found, c.strings, c.lines_correct, c.lines),
         ("token", c.tokens_found, c.tokens, c.predicted_tokens_correct, c.predicted_tokens),
+        ("word", c.words_found, c.words, c.predicted_words_correct, c.predicted_words),
     ):
         recall, precision = ratio(found, total), ratio(correct, predicted)
         out |= {
@@ -207,11 +210,6 @@ def summary(counts: Counts) -> dict[str, float | None]:
             f"{name}_f1": f1(precision, recall),
         }
     out["string_exact"] = ratio(c.strings_exact, c.strings)
-    recall, precision = (
-        ratio(c.words_found, c.words),
-        ratio(c.predicted_words_correct, c.predicted_words),
-    )
-    out |= {"word_recall": recall, "word_precision": precision, "word_f1": f1(precision, recall)}
     recall, precision = ratio(c.boxes_matched, c.boxes), ratio(c.boxes_matched, c.predicted_boxes)
     out |= {"det_recall": recall, "det_precision": precision, "det_hmean": f1(precision, recall)}
     return out
