@@ -1,8 +1,8 @@
 """`triton-ocr bench`: every way to run the same OCR, measured side by side in one run.
 
 Rows (same images, interleaved rounds so drift hits all rows alike):
-  A  RapidOCR in-process (the same PP-OCRv4 models; no angle classifier)   -- what users would
-     otherwise do: `pip install rapidocr-onnxruntime` and call it;
+  A  RapidOCR in-process: the release the pack's models come from, with its angle classifier
+     (triton_ocr.evaluation.reference) -- what users would otherwise do: pip install and call it;
   B  this project's pipeline + onnxruntime in-process, no server            -- the compute floor;
   C  the Triton tutorial's Part-1 design: pre/post-processing in the client, two network calls
      (text_detection, then text_recognition with all crops padded to the widest);
@@ -27,7 +27,8 @@ import numpy as np
 
 from triton_ocr.client import OcrClient
 from triton_ocr.evaluation.labels import load_manifest
-from triton_ocr.packs import ORIENTATION_MODEL, load_config, recognizer_best_path
+from triton_ocr.evaluation.reference import rapidocr_reader, reference_for
+from triton_ocr.packs import ORIENTATION_MODEL, load_config, model_file, recognizer_best_path
 from triton_ocr.pipeline import PipelineSettings, read_image
 from triton_ocr.postprocessing.crops import recognition_batch
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
@@ -106,14 +107,7 @@ def run_row(
 # --- the in-process rows ---------------------------------------------------------------------
 
 
-def rapidocr_reader() -> ReadOne:
-    from rapidocr_onnxruntime import RapidOCR  # only in the bench environment
-
-    engine = RapidOCR()
-    return lambda data: engine(data, use_cls=True)  # as the service: classifier on
-
-
-def onnx_sessions(repository: Path, threads: int):
+def onnx_sessions(repository: Path, threads: int, pack: str):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -122,7 +116,7 @@ def onnx_sessions(repository: Path, threads: int):
 
     def session(model: str):
         return ort.InferenceSession(
-            str(repository / model / "1" / "model.onnx"),
+            str(model_file(repository, model, pack)),
             options,
             providers=["CPUExecutionProvider"],
         )
@@ -130,10 +124,10 @@ def onnx_sessions(repository: Path, threads: int):
     return session("text_detection"), session("text_recognition"), session(ORIENTATION_MODEL)
 
 
-def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> ReadOne:
-    detector, recognizer, classifier = onnx_sessions(repository, threads)
+def floor_reader(repository: Path, pack: str, settings: PipelineSettings, threads: int) -> ReadOne:
+    detector, recognizer, classifier = onnx_sessions(repository, threads, pack)
     det_in = detector.get_inputs()[0].name
-    rec_in, best_path = recognizer_best_path(repository)
+    rec_in, best_path = recognizer_best_path(repository, pack)
 
     def detect(tensor):
         return detector.run(None, {det_in: tensor})
@@ -151,14 +145,14 @@ def floor_reader(repository: Path, settings: PipelineSettings, threads: int) -> 
 # --- the served rows -------------------------------------------------------------------------
 
 
-def tutorial_reader(url: str, repository: Path, settings: PipelineSettings) -> ReadOne:
+def tutorial_reader(url: str, repository: Path, pack: str, settings: PipelineSettings) -> ReadOne:
     """Part-1 design: the client prepares and decodes, Triton only runs the two networks."""
     import tritonclient.grpc as grpcclient
 
     client = grpcclient.InferenceServerClient(url)
-    detector = load_config(repository, "text_detection")
-    recognizer_input, best_path = recognizer_best_path(repository)
-    limit = load_config(repository, "text_recognition").max_batch_size or 1_000_000
+    detector = load_config(repository, "text_detection", pack)
+    recognizer_input, best_path = recognizer_best_path(repository, pack)
+    limit = load_config(repository, "text_recognition", pack).max_batch_size or 1_000_000
 
     def infer(model: str, name: str, array: np.ndarray, outputs: list[str]) -> list[np.ndarray]:
         tensor = grpcclient.InferInput(name, list(array.shape), "FP32")
@@ -234,12 +228,12 @@ def model_statistics(url: str) -> dict[str, dict[str, float]]:
     return table
 
 
-def environment(repository: Path, floor_threads: int) -> dict:
+def environment(repository: Path, pack: str, floor_threads: int) -> dict:
     import onnxruntime
 
     threads = {}
     for model in ("text_detection", "text_recognition", "grouped_recognition", "ocr"):
-        config = load_config(repository, model)
+        config = load_config(repository, model, pack)
         threads[model] = {
             "parameters": {k: v.string_value for k, v in config.parameters.items()},
             "instances": [g.count for g in config.instance_group],
@@ -250,6 +244,8 @@ def environment(repository: Path, floor_threads: int) -> dict:
         "machine": platform.machine(),
         "python": sys.version.split()[0],
         "onnxruntime": onnxruntime.__version__,
+        "pack": pack,
+        "reference": reference_for(pack).label,
         "rapidocr_threads": "onnxruntime default (intra_op_num_threads=-1: all cores)",
         "floor_intra_op_threads": floor_threads,
         "server_models": threads,
@@ -319,13 +315,20 @@ def run_benchmark(
     rounds: int,
     concurrencies: Sequence[int],
     floor_threads: int,
+    pack: str,
 ) -> dict:
+    """Serve `pack` and measure every row on it; row A is the pack's RapidOCR release."""
     from triton_ocr.server import ServerOptions, free_ports, running_server
 
+    # Row A's engine, built once before the server starts (east-str, which has no reference, or
+    # a missing RapidOCR fails at once) and reused every round: rapidocr 3.x loads its models
+    # on the first call, which the warm-up then makes, outside the timed rounds.
+    read_a = rapidocr_reader(pack)
+    print(f"pack {pack}; row A: {reference_for(pack).label} in-process", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
     named_images = bench_images(shared_eval)
     images = [data for _, data in named_images]
-    settings = PipelineSettings.from_repository(repository, "ppocr")
+    settings = PipelineSettings.from_repository(repository, pack)
     a = Row("A rapidocr in-process", 1)
     b = Row("B floor in-process", 1)
     c = Row("C tutorial two calls (grpc)", 1)
@@ -336,7 +339,7 @@ def run_benchmark(
         for conc in concurrencies
     ]
     http, grpc, metrics = free_ports(3)
-    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics)
+    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, pack=pack)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
     start = time.perf_counter()
     with running_server(opts, log_file=out_dir / "tritonserver.log"):
@@ -345,9 +348,9 @@ def run_benchmark(
         served_reader(urls["grpc"], "grpc", "ocr")(images[0])
         first_request = time.perf_counter() - first
         readers: dict[str, Callable[[], ReadOne]] = {
-            a.name: rapidocr_reader,
-            b.name: lambda: floor_reader(repository, settings, floor_threads),
-            c.name: lambda: tutorial_reader(urls["grpc"], repository, settings),
+            a.name: lambda: read_a,
+            b.name: lambda: floor_reader(repository, pack, settings, floor_threads),
+            c.name: lambda: tutorial_reader(urls["grpc"], repository, pack, settings),
         }
         for row in served:
             model, protocol = row.name.split()
@@ -372,7 +375,7 @@ def run_benchmark(
         "command": " ".join(sys.argv),
         "images": len(images),
         "rounds": rounds,
-        "environment": environment(repository, floor_threads),
+        "environment": environment(repository, pack, floor_threads),
         "cold_start_s": cold_start,
         "first_request_s": first_request,
         "steady_first_image_ocr_grpc_c1_s": first_image_steady,

@@ -11,7 +11,8 @@ from pathlib import Path
 from triton_ocr.client import OcrClient
 
 from .labels import load_samples, rotate_samples
-from .readers import rapidocr_reader, service_reader
+from .readers import service_reader
+from .reference import rapidocr_reader, reference_for
 from .runner import print_report, read_all, report, write_report
 from .visualize import save_all
 
@@ -50,11 +51,14 @@ def run_evaluation(
     samples = rotate_samples(load_samples(labelled), rotate)
     name = f"{model} ({pack})" + (f" {dict(parameters)}" if parameters else "")
     name += f" turned {rotate} degrees" if rotate else ""
+    # before the server starts: a pack without a reference (or RapidOCR missing) fails at once
+    rapidocr = rapidocr_reader(pack) if reference else None
     with service(url, repository, pack) as address, OcrClient(address, "grpc") as client:
         results = read_all(samples, service_reader(client, model, parameters))
     reports = {name: report(results)}
-    if reference:
-        reports["RapidOCR in-process (reference)"] = report(read_all(samples, rapidocr_reader()))
+    if rapidocr is not None:
+        title = f"RapidOCR {reference_for(pack).version} in-process (reference)"
+        reports[title] = report(read_all(samples, rapidocr))
     for title, result in reports.items():
         print_report(title, result)
     if visualize:

@@ -1,4 +1,5 @@
-"""What `triton-ocr eval` reads with: the service (either entry point), or RapidOCR in-process."""
+"""What `triton-ocr eval` reads the service with (either entry point); the in-process RapidOCR
+reference is in reference.py."""
 
 from __future__ import annotations
 
@@ -29,19 +30,3 @@ def service_reader(
     if parameters:
         raise ValueError("request parameters need the `ocr` entry point")
     return lambda data: _as_result(client.read(data))
-
-
-def rapidocr_reader() -> Reader:
-    """RapidOCR with its default PP-OCRv4 models and its 0/180° classifier, as the service
-    runs them by default (the bench extra)."""
-    from rapidocr_onnxruntime import RapidOCR
-
-    engine = RapidOCR()
-
-    def read(data: bytes) -> tuple[list[str], np.ndarray]:
-        found, _ = engine(data, use_cls=True)
-        found = found or []
-        quads = np.array([box for box, _, _ in found], np.float32).reshape(-1, 4, 2)
-        return [text for _, text, _ in found], quads
-
-    return read
