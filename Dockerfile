@@ -29,7 +29,9 @@ RUN python3 -m pip install --no-cache-dir --require-hashes --no-deps -r locks/ru
 # The model repository: configs + adapters from the project, ONNX files fetched at build time.
 # The container's own C++ onnxruntime backend serves text_detection / text_recognition.
 COPY repository /models
-RUN triton-ocr export ppocr --repository /models
+# Both PP-OCR packs: ppocr-v6 (the default) and ppocr, the lighter one (`--pack ppocr`).
+RUN triton-ocr export ppocr-v6 --repository /models \
+    && triton-ocr export ppocr --repository /models
 
 EXPOSE 8000 8001 8002
 # The container's tritonserver and backends with the same flags as `triton-ocr serve`, under its

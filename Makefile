@@ -56,7 +56,7 @@ setup: $(STAMP)
 
 setup-export: $(STAMP) $(EXPORT_STAMP)
 
-# Export the ppocr pack, start Triton, OCR a rendered sample, print the text, stop.
+# Export the default pack (ppocr-v6), start Triton, OCR a rendered sample, print the text, stop.
 demo: setup
 	$(BIN)/triton-ocr demo
 
@@ -64,8 +64,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# Unit tests and end-to-end tests against the real Triton server (ppocr), then the east-str
-# export and its end-to-end tests in the converters' environment.
+# Unit tests and end-to-end tests against the real Triton server (both PP-OCR packs), then the
+# east-str export and its end-to-end tests in the converters' environment.
 test: lint setup-export
 	$(BIN)/pytest --ignore=tests/export
 	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
@@ -75,7 +75,7 @@ bench: $(STAMP) $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
 
 export: setup
-	$(BIN)/triton-ocr export ppocr
+	$(BIN)/triton-ocr export ppocr-v6
 
 serve: export
 	$(BIN)/triton-ocr serve

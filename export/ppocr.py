@@ -1,10 +1,11 @@
 """The PP-OCR packs: detection + recognition ONNX files taken out of RapidOCR's wheels.
 
-`ppocr`: PP-OCRv4 from rapidocr-onnxruntime 1.4.4; `ppocr-v6`: PP-OCRv6 small from rapidocr
-3.10.0. The files are taken out of the wheel (`pip download --no-deps`, sha256-checked, cached);
-rapidocr itself is never installed or imported. The recognizer gets a best-path head appended
-(see recognizer_head.py). The 0/180-degree classifier (the same file in both wheels) goes to
-text_orientation, which every pack's repository serves, so the east-str export takes it out too.
+`ppocr-v6` (the default): PP-OCRv6 small from rapidocr 3.10.0; `ppocr`: PP-OCRv4 mobile from
+rapidocr-onnxruntime 1.4.4. The files are taken out of the wheel (`pip download --no-deps`,
+sha256-checked, cached); rapidocr itself is never installed or imported. The recognizer gets a
+best-path head appended (see recognizer_head.py). The 0/180-degree classifier (the same file in
+both wheels) goes to text_orientation, which every pack serves, so the east-str export takes it
+out too.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Wheel:
 
 
 WHEELS = {
-    DEFAULT_PACK: Wheel(
+    "ppocr": Wheel(
         "rapidocr-onnxruntime==1.4.4",
         "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
         "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",

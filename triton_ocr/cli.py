@@ -44,29 +44,30 @@ def export_pp_ocr(repository: Path | None, pack: str) -> None:
         typer.echo(f"wrote {path}")
 
 
-@export_app.command("ppocr")
-def export_ppocr_command(
-    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-) -> None:
-    """PP-OCRv4 detection, recognition and the 0/180° classifier, taken out of the
-    rapidocr-onnxruntime 1.4.4 wheel."""
-    export_pp_ocr(repository, "ppocr")
-
-
 @export_app.command("ppocr-v6")
 def export_ppocr_v6_command(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
 ) -> None:
-    """PP-OCRv6 small detection and recognition (18,708 characters, Latin diacritics included)
-    and the 0/180° classifier, taken out of the rapidocr 3.10.0 wheel. Serve with
-    `triton-ocr serve --pack ppocr-v6`."""
+    """The default pack: PP-OCRv6 small detection and recognition (18,708 characters, Latin
+    diacritics included) and the 0/180° classifier, taken out of the rapidocr 3.10.0 wheel."""
     export_pp_ocr(repository, "ppocr-v6")
 
 
-def exported(repository: Path | None) -> Path:
-    """The repository (default: the project's) with the ppocr pack exported into it."""
+@export_app.command("ppocr")
+def export_ppocr_command(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+) -> None:
+    """The lighter pack: PP-OCRv4 mobile detection, recognition and the 0/180° classifier,
+    taken out of the rapidocr-onnxruntime 1.4.4 wheel. Serve with `triton-ocr serve --pack
+    ppocr`."""
+    export_pp_ocr(repository, "ppocr")
+
+
+def exported(repository: Path | None, pack: str = DEFAULT_PACK) -> Path:
+    """The repository (default: the project's) with a PP-OCR pack (default: the default pack)
+    exported into it."""
     repository = repository or default_repository()
-    export_ppocr_command(repository)
+    export_pp_ocr(repository, pack)
     return repository
 
 
@@ -167,13 +168,23 @@ def bench(
     rounds: int = typer.Option(2, help="Interleaved rounds over the whole image set."),
     concurrency: list[int] = typer.Option([1, 2, 4, 8], help="Client concurrencies to measure."),
     floor_threads: int = typer.Option(2, help="onnxruntime intra-op threads of row B."),
+    pack: str = typer.Option(
+        DEFAULT_PACK, help="PP-OCR pack to serve: ppocr-v6 or ppocr (its RapidOCR is row A)."
+    ),
 ) -> None:
-    """Benchmark RapidOCR in-process, the in-process floor, the tutorial's design, and the
-    server's ensemble_model and ocr over HTTP/gRPC (needs the bench extra: make bench)."""
+    """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
+    design, and the server's ensemble_model and ocr over HTTP/gRPC (needs the bench
+    environment: make bench)."""
     from triton_ocr.bench import run_benchmark
+    from triton_ocr.evaluation.reference import ReferenceNotInstalled, reference_for
 
-    repository = exported(repository)
-    run_benchmark(repository, out, shared_eval, rounds, concurrency, floor_threads)
+    try:
+        reference_for(pack)  # before the export: east-str has no RapidOCR to compare with
+        repository = exported(repository, pack)
+        run_benchmark(repository, out, shared_eval, rounds, concurrency, floor_threads, pack)
+    except (ValueError, ReferenceNotInstalled) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
 
 
 @app.command()
@@ -207,7 +218,9 @@ def evaluate(
     model: str = typer.Option("ocr", help="Entry point: ocr or ensemble_model."),
     url: str = typer.Option(None, help="A running server's gRPC address (default: start one)."),
     param: list[str] = typer.Option([], help="Request parameter KEY=VALUE (ocr only)."),
-    reference: bool = typer.Option(False, help="Also run RapidOCR in-process (bench extra)."),
+    reference: bool = typer.Option(
+        False, help="Also run the pack's RapidOCR release in-process (bench environment)."
+    ),
     out: Path = typer.Option(None, help="Write the JSON report here."),
     visualize: Path = typer.Option(None, help="Save images with polygons into this folder."),
     min_string_f1: float = typer.Option(None, help="Exit 1 if scene+document string F1 is lower."),
@@ -217,6 +230,7 @@ def evaluate(
     """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
     scores of scenes and documents; the images with misses."""
     from triton_ocr.evaluation.command import run_evaluation
+    from triton_ocr.evaluation.reference import ReferenceNotInstalled
 
     parameters = dict(p.split("=", 1) for p in param)
     try:
@@ -233,7 +247,7 @@ def evaluate(
             min_string_f1,
             rotate,
         )
-    except ValueError as exc:
+    except (ValueError, ReferenceNotInstalled) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     raise typer.Exit(code)
@@ -302,15 +316,17 @@ def demo(
     http_port: int = typer.Option(8000),
     grpc_port: int = typer.Option(8001),
     metrics_port: int = typer.Option(8002),
+    pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6 or ppocr."),
 ) -> None:
-    """Export the ppocr pack, start the server, OCR a rendered sample, print it, stop."""
+    """Export a PP-OCR pack (default: the default pack), start the server, OCR a rendered
+    sample, print it, stop."""
     from triton_ocr.client import OcrClient
     from triton_ocr.samples import render
     from triton_ocr.server import ServerError, ServerOptions, running_server
 
-    repository = exported(repository)  # the wheel is cached after the first run
+    repository = exported(repository, pack)  # the wheel is cached after the first run
     sample = render()
-    opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port)
+    opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port, pack=pack)
     typer.echo("starting Triton ...", err=True)
     with tempfile.TemporaryDirectory(prefix="triton-ocr-demo-") as tmp:
         try:

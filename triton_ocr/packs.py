@@ -1,8 +1,9 @@
 """Model packs: one model repository, one config variant per pack.
 
-Every model folder holds `config.pbtxt` (the default pack, ppocr) and `configs/<pack>.pbtxt` for
-the others; Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are
-shared; what differs between packs (tensor names, parameters, model file names) is config data.
+Every model folder holds `config.pbtxt` (the default pack, ppocr-v6: PP-OCRv6 small) and
+`configs/<pack>.pbtxt` for the others (ppocr: PP-OCRv4 mobile, the lighter pack; east-str);
+Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are shared;
+what differs between packs (tensor names, parameters, model file names) is config data.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from pathlib import Path
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
-DEFAULT_PACK = "ppocr"
-PACKS = ("ppocr", "ppocr-v6", "east-str")
+DEFAULT_PACK = "ppocr-v6"
+PACKS = ("ppocr-v6", "ppocr", "east-str")
 
 
 def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:

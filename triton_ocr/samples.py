@@ -58,6 +58,80 @@ ENGLISH_LINES = tuple(
 )
 
 
+# The rendered grid: every face at every even size from 14 to 32 px, four sentences per page.
+GRID_FACES = (
+    "DejaVuSans.ttf",
+    "DejaVuSerif.ttf",
+    "DejaVuSansMono.ttf",
+    "DejaVuSans-Bold.ttf",
+    "DejaVuSerif-Italic.ttf",
+    "DejaVuSansCondensed.ttf",
+)
+GRID_SIZES = tuple(range(14, 33, 2))
+GRID_SENTENCES = (
+    "The quick brown fox jumps over the lazy dog",
+    "Invoice 2024-0917 total 318.40 EUR",
+    "Please remit payment within 30 days",
+    "Order number 48213 shipped on Monday",
+    "Thank you for your business",
+    "Customer service is open until six",
+    "small print: serving models on CPU and GPU",
+    "Quantity 3 unit price 12.50 each",
+    "Subtotal 45.00 tax 9.45 due now",
+    "Call us at 555 0199 for help",
+)
+
+
+def english_grid(lines_per_page: int = 4) -> list[Sample]:
+    """One page per face and size (60 pages, 240 lines), the sentences taken in turn, lines
+    2.2 sizes apart: whether spaces survive across faces and small sizes."""
+    pages = []
+    for index, (face, size) in enumerate((f, s) for f in GRID_FACES for s in GRID_SIZES):
+        texts = [
+            GRID_SENTENCES[(index * lines_per_page + k) % len(GRID_SENTENCES)]
+            for k in range(lines_per_page)
+        ]
+        pitch = int(size * 2.2)
+        lines = tuple(
+            Placed(text, (30, 20 + pitch * k), size, face=face) for k, text in enumerate(texts)
+        )
+        width = 60 + max(int(font(size, face).getlength(text)) for text in texts)
+        pages.append(render(lines, size=(width, 40 + pitch * lines_per_page)))
+    return pages
+
+
+# A till receipt: a centred header, items on the left with their prices right-aligned on the same
+# row (two texts: the gap between the columns is not a space), a total, a footer. Sans and Mono.
+RECEIPT_ROWS = (
+    ("CORNER CAFE BERLIN", None),
+    ("2026-12-01 09:41 Till 3", None),
+    ("2 x Espresso doppio", "7.80"),
+    ("Cinnamon roll", "3.20"),
+    ("1 x Oat milk latte", "4.90"),
+    ("Still water 0.5 L", "2.50"),
+    ("TOTAL EUR", "18.40"),
+    ("Paid by card ending 4821", None),
+    ("Thank you for your visit", None),
+)
+
+
+def receipt(face: str = "DejaVuSansMono.ttf", size: int = 20, width: int = 480) -> Sample:
+    """RECEIPT_ROWS drawn like a till receipt in `face`: every text, item or price, must come
+    back exactly as drawn, spaces included."""
+    pitch, margin = int(size * 2), 24
+    placed = []
+    for row, (left, right) in enumerate(RECEIPT_ROWS):
+        y = 20 + pitch * row
+        if right is None:  # a line of its own, centred
+            x = (width - int(font(size, face).getlength(left))) // 2
+            placed.append(Placed(left, (max(x, margin), y), size, face=face))
+            continue
+        placed.append(Placed(left, (margin, y), size, face=face))
+        x = width - margin - int(font(size, face).getlength(right)) - 8  # 8: the layer's pad
+        placed.append(Placed(right, (x, y), size, face=face))
+    return render(tuple(placed), size=(width, 40 + pitch * len(RECEIPT_ROWS)))
+
+
 def font(size: int, face: str | None = None) -> ImageFont.FreeTypeFont:
     """Pillow's bundled scalable font (no system fonts needed), or a DejaVu face."""
     if face is None:

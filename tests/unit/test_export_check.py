@@ -14,10 +14,11 @@ from onnx import TensorProto, helper
 from triton_ocr import packs
 from triton_ocr.export.verify import ExportCheckError, check_model, install, partial_path
 
-from .configs import copy_configs
+from .configs import copy_configs, load_config
 
 DETECTOR = "text_detection"
-INPUT, OUTPUT = "x", "sigmoid_0.tmp_0"  # the ppocr config's names
+# the default pack's tensor names
+INPUT, OUTPUT = load_config(DETECTOR).input[0].name, load_config(DETECTOR).output[0].name
 
 
 def detector(
@@ -103,7 +104,8 @@ def test_each_disagreement_is_named(repository, model, expected):
     problems = problems_of(model, repository)
     pattern = ".*".join(re.escape(part) for part in expected.split("*"))  # * stands for sizes
     assert problems and any(re.search(pattern, p) for p in problems), problems
-    assert all(p.startswith(f"{DETECTOR} (ppocr, candidate.onnx): ") for p in problems)
+    prefix = f"{DETECTOR} ({packs.DEFAULT_PACK}, candidate.onnx): "
+    assert all(p.startswith(prefix) for p in problems)
 
 
 def test_the_next_model_in_the_ensemble_is_checked_too(repository):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.unit.configs import REPOSITORY
-from triton_ocr.packs import orientation_model
+from triton_ocr.packs import DEFAULT_PACK, orientation_model
 from triton_ocr.params import (
     DetectionPreprocessing,
     GroupedRecognition,
@@ -23,7 +23,7 @@ from .configs import config_dict
 ALPHABET = ["", "a", "b"]
 
 
-def settings(pack: str = "ppocr", group_size: int = 2) -> PipelineSettings:
+def settings(pack: str = DEFAULT_PACK, group_size: int = 2) -> PipelineSettings:
     post, detector = detection_postprocessing_parameters(
         config_dict("detection_postprocessing", pack)["parameters"]
     )
