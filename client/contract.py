@@ -1,7 +1,7 @@
 """Tensor names of `ensemble_model`, as declared in repository/ensemble_model/config.pbtxt.
 
-The client cannot read the server's files, so it keeps these names; tests/unit/test_contract.py
-checks them against the config so the two cannot drift apart.
+The client cannot read the server's files, so it keeps these names; tests/unit/test_repository.py
+(test_client_contract_matches_ensemble) checks them against every pack's config.
 """
 
 MODEL_NAME = "ensemble_model"

@@ -1,4 +1,5 @@
-"""Session fixtures: export the ppocr pack and run the REAL Triton server on free loopback ports.
+"""Session fixtures: export the default pack and run the REAL Triton server on free loopback
+ports.
 
 If the server cannot start, every end-to-end test errors (never skips).
 """
@@ -10,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPOSITORY
 from triton_ocr.export.ppocr import export_ppocr
 from triton_ocr.server import ServerOptions, free_ports, running_server
 
-ROOT = Path(__file__).resolve().parents[2]
-REPOSITORY = ROOT / "repository"
-SHARED_EVAL = ROOT.parent / "shared" / "eval"
 ADMIN_KEY = "e2e-admin-key"  # the test server's key for the restricted APIs
 
 
@@ -40,13 +39,6 @@ def server(repository: Path, tmp_path_factory: pytest.TempPathFactory) -> Endpoi
     opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, admin_key=ADMIN_KEY)
     with running_server(opts, log_file=log):
         yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
-
-
-@pytest.fixture(scope="session")
-def shared_eval() -> Path:
-    if not (SHARED_EVAL / "manifest.json").is_file():
-        pytest.skip(f"{SHARED_EVAL} is absent (only CI and dev machines have ../shared)")
-    return SHARED_EVAL
 
 
 def server_pid(server: Endpoints) -> int:

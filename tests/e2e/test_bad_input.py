@@ -17,6 +17,7 @@ import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
+from tests.conftest import ROOT
 from triton_ocr.client import OcrClient, contract
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.evaluation.metrics import normalize
@@ -32,7 +33,7 @@ from triton_ocr.reliability.payloads import (
     infer_raw,
 )
 
-from .conftest import ROOT, Endpoints
+from .conftest import Endpoints
 
 CASES = image_cases()
 INVALID = ("400", "StatusCode.INVALID_ARGUMENT")

@@ -8,14 +8,13 @@ import subprocess
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.unit.configs import copy_configs
 from triton_ocr import packs
 from triton_ocr.export.ppocr import export_ppocr
 from triton_ocr.export.verify import check_model
 from triton_ocr.packs import ORIENTATION_MODEL
 from triton_ocr.postprocessing.alphabet import load_alphabet
-
-from .conftest import ROOT
 
 
 def test_alphabet_comes_from_the_recognizer_metadata(repository):

@@ -7,11 +7,10 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from tests.conftest import ROOT
 from triton_ocr.client import OcrClient, contract
 from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.samples import Placed, render, render_blank
-
-from .conftest import ROOT
 
 SAMPLE = render()
 SECOND = render(

@@ -11,11 +11,12 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from tests.conftest import REPOSITORY
 from triton_ocr.client import OcrClient
 from triton_ocr.samples import Placed, render
 from triton_ocr.server import ADMIN_HEADER
 
-from .conftest import ADMIN_KEY, REPOSITORY, Endpoints, server_pid
+from .conftest import ADMIN_KEY, Endpoints, server_pid
 
 GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"  # Triton prefixes gRPC keys so
 # (method, path) of restricted HTTP APIs

@@ -13,11 +13,12 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
+from tests.conftest import ROOT
 from triton_ocr.client import OcrClient, contract
 from triton_ocr.evaluation.metrics import normalize
 from triton_ocr.samples import render, render_blank
 
-from .conftest import ROOT, Endpoints
+from .conftest import Endpoints
 
 SAMPLE = render()
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import REPOSITORY, shared_eval  # noqa: F401
 from tests.unit.configs import copy_configs
 
 from .standins import build_east_graph, save_str_checkpoint

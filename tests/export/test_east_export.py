@@ -6,10 +6,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from tests.conftest import REPOSITORY
 from triton_ocr.export.east import GEOMETRY, INPUT, SCORES, export_east
 from triton_ocr.packs import load_config
-
-from .conftest import REPOSITORY
 
 
 @pytest.fixture(scope="module")

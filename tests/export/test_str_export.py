@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
+from tests.conftest import REPOSITORY
 from triton_ocr.export.str_model import (
     ALPHABET,
     CHECKPOINT_PREFIX,
@@ -18,8 +19,6 @@ from triton_ocr.export.str_model import (
     load_checkpoint,
 )
 from triton_ocr.packs import load_config
-
-from .conftest import REPOSITORY
 
 
 def test_state_dict_matches_the_published_checkpoint(shared_eval):
