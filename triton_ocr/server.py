@@ -30,7 +30,7 @@ from pathlib import Path
 
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.packs import DEFAULT_PACK, model_config_name
-from triton_ocr.reliability.processes import clean_up_after
+from triton_ocr.processes import clean_up_after
 from triton_ocr.supervisor import StubSupervisor, admin_post, supervisor_log
 
 BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"

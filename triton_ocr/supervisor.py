@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triton_ocr.reliability.processes import PROC, stubs
+from triton_ocr.processes import PROC, stubs
 
 
 def admin_post(http_url: str, header: str, key: str, path: str, timeout: float) -> bytes:

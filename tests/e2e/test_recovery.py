@@ -9,7 +9,7 @@ import time
 
 from triton_ocr.client import OcrClient
 from triton_ocr.evaluation.metrics import normalize
-from triton_ocr.reliability.processes import stubs
+from triton_ocr.processes import stubs
 from triton_ocr.samples import render
 from triton_ocr.supervisor import running
 

@@ -3,8 +3,8 @@
 import os
 
 from triton_ocr.client.ocr_client import TextLine
+from triton_ocr.processes import MemorySample, rss_bytes
 from triton_ocr.reliability.faults import Outcome, recovery
-from triton_ocr.reliability.processes import MemorySample, rss_bytes
 from triton_ocr.reliability.soak import growth, same_answer
 from triton_ocr.supervisor import running
 

@@ -35,10 +35,10 @@ from triton_ocr.bench import bench_images
 from triton_ocr.client import OcrClient, contract
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.packs import config_path, load_config
+from triton_ocr.processes import stubs
 from triton_ocr.supervisor import running
 
 from .payloads import connect, infer_raw
-from .processes import stubs
 
 BLS_MODELS = ("ocr", "grouped_recognition")
 

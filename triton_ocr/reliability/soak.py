@@ -28,9 +28,9 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr.bench import bench_images
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.client.ocr_client import TextLine
+from triton_ocr.processes import MemorySample, sample
 
 from .payloads import connect, image_cases, infer_raw
-from .processes import MemorySample, sample
 
 PROTOCOLS = ("http", "grpc")
 INVALID = {"400", "StatusCode.INVALID_ARGUMENT"}

@@ -1,5 +1,8 @@
 """The running server seen from outside, through /proc (Linux): its stub processes, their
-memory, and the shared-memory regions they exchange tensors through."""
+memory, and the shared-memory regions they exchange tensors through.
+
+Runtime: `serve` cleans up after its stubs and the supervisor finds them here; the soak and the
+fault drills (tools) read the server's memory through it too, never the other way round."""
 
 from __future__ import annotations
 
