@@ -20,9 +20,9 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
-from triton_ocr.bench import Row, bench_images, run_row
 from triton_ocr.client import OcrClient
 from triton_ocr.packs import config_path, load_config
+from triton_ocr.workload import Row, bench_images, run_row
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from triton_ocr.bench import Row, run_row, summarize
+from triton_ocr.bench import summarize
+from triton_ocr.workload import Row, run_row
 
 
 def test_every_image_is_sent_once_by_concurrent_workers():

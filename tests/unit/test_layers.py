@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ("triton_ocr.bench", "triton_ocr.tuning", "triton_ocr.evaluation", "triton_ocr.reliability")
+TOOLS = (
+    "triton_ocr.bench",
+    "triton_ocr.tuning",
+    "triton_ocr.workload",
+    "triton_ocr.evaluation",
+    "triton_ocr.reliability",
+)
 TRITON = ("tritonclient", "triton_python_backend_utils", "pytriton")
 RUNTIME_MODULES = (
     "server",

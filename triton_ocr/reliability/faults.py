@@ -31,12 +31,12 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.utils import InferenceServerException
 
-from triton_ocr.bench import bench_images
 from triton_ocr.client import OcrClient, contract
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.packs import config_path, load_config
 from triton_ocr.processes import stubs
 from triton_ocr.supervisor import running
+from triton_ocr.workload import bench_images
 
 from .payloads import connect, infer_raw
 

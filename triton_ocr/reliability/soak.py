@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 from tritonclient.utils import InferenceServerException
 
-from triton_ocr.bench import bench_images
 from triton_ocr.client.contract import ENTRY_POINTS
 from triton_ocr.client.ocr_client import TextLine
 from triton_ocr.processes import MemorySample, sample
+from triton_ocr.workload import bench_images
 
 from .payloads import connect, image_cases, infer_raw
 
