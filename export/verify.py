@@ -20,15 +20,10 @@ from pathlib import Path
 import numpy as np
 from tritonclient.grpc import model_config_pb2
 
-from triton_ocr import packs
-from triton_ocr.client import contract
-from triton_ocr.params import (
-    DetectionPreprocessing,
-    detection_postprocessing_parameters,
-    model_parameters,
-)
-from triton_ocr.postprocessing.crops import recognition_batch
+from triton_ocr import contract
+from triton_ocr.config.repository import Repository
 from triton_ocr.preprocessing.detection import detection_input
+from triton_ocr.preprocessing.recognition import recognizer_rows, whole_batch
 
 DYNAMIC = -1
 
@@ -146,33 +141,34 @@ def sample_image() -> np.ndarray:
 
 
 def detector_sample(repository: Path, pack: str) -> np.ndarray:
-    config = packs.load_config_dict(repository, "detection_preprocessing", pack)
-    return detection_input(sample_image(), model_parameters(DetectionPreprocessing, config))
+    _, detector = Repository(repository, pack).step(contract.DETECTION_PREPROCESSING)
+    return detection_input(sample_image(), detector)
 
 
 def recognizer_sample(repository: Path, pack: str) -> np.ndarray:
-    config = packs.load_config_dict(repository, "detection_postprocessing", pack)
-    params, _ = detection_postprocessing_parameters(config.get("parameters", {}))
+    _, recognizer, _ = Repository(repository, pack).step(contract.DETECTION_POSTPROCESSING)
     crops = [sample_image()[30:66, :], sample_image()[36:60, 8:100]]  # two widths: a real batch
-    return recognition_batch(crops, params)
+    rows, _, padded = recognizer_rows(crops, recognizer)
+    return whole_batch(rows, padded, recognizer)
 
 
 def classifier_sample(repository: Path, pack: str) -> np.ndarray:
-    model = packs.orientation_model(repository, pack)
-    return np.zeros((2, model.channels, model.height, model.width), dtype=np.float32)
+    size = Repository(repository, pack).classifier().size
+    return np.zeros((2, size.channels, size.height, size.width), dtype=np.float32)
 
 
 # the model's input as the pipeline builds it (one input each)
 SAMPLES: dict[str, Callable[[Path, str], np.ndarray]] = {
-    "text_detection": detector_sample,
-    "text_recognition": recognizer_sample,
-    packs.ORIENTATION_MODEL: classifier_sample,
+    contract.TEXT_DETECTION: detector_sample,
+    contract.TEXT_RECOGNITION: recognizer_sample,
+    contract.TEXT_ORIENTATION: classifier_sample,
 }
 
 
 def readers(repository: Path, pack: str, model: str) -> dict[str, tuple[str, Tensor]]:
     """model output -> (model, its input) that reads it next in the ensemble."""
-    ensemble = packs.load_config(repository, contract.MODEL_NAME, pack)
+    configs = Repository(repository, pack)
+    ensemble = configs.config(contract.ENSEMBLE_MODEL)
     steps = ensemble.ensemble_scheduling.step
     produced = {
         tensor: output
@@ -184,9 +180,7 @@ def readers(repository: Path, pack: str, model: str) -> dict[str, tuple[str, Ten
     for step in steps:
         for name, tensor in step.input_map.items():
             if tensor in produced:
-                inputs = config_tensors(
-                    packs.load_config(repository, step.model_name, pack), "input"
-                )
+                inputs = config_tensors(configs.config(step.model_name), "input")
                 found[produced[tensor]] = (step.model_name, inputs[name])
     return found
 
@@ -226,7 +220,7 @@ def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str
     """Every disagreement between `path` and `model`'s config for `pack` (empty: it fits)."""
     import onnxruntime as ort
 
-    config = packs.load_config(repository, model, pack)
+    config = Repository(repository, pack).config(model)
     where = f"{model} ({pack}, {path.name.removesuffix('.partial')})"
     try:
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -241,7 +235,7 @@ def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str
 def install(partial: Path, repository: Path, model: str, pack: str) -> Path:
     """Check `partial` and move it to where `model`'s config says it lives (atomically, so a
     running server never sees half a file); a file that does not fit is deleted, never moved."""
-    target = packs.model_file(repository, model, pack)
+    target = Repository(repository, pack).model_file(model)
     problems = check_model(partial, repository, model, pack)
     if problems:
         partial.unlink(missing_ok=True)
@@ -255,6 +249,6 @@ def install(partial: Path, repository: Path, model: str, pack: str) -> Path:
 
 def partial_path(repository: Path, model: str, pack: str) -> Path:
     """Where an export writes `model`'s file before `install` checks it."""
-    target = packs.model_file(repository, model, pack)
+    target = Repository(repository, pack).model_file(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     return target.with_name(target.name + ".partial")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from triton_ocr.params import DetectionPreprocessing
+from triton_ocr.settings import DetectorInput
 
 
 def detection_size(
@@ -39,7 +39,7 @@ def normalize(
     return (image.astype(np.float32) * np.float32(scale) - m) / s
 
 
-def detection_input(image: np.ndarray, params: DetectionPreprocessing) -> np.ndarray:
+def detection_input(image: np.ndarray, params: DetectorInput) -> np.ndarray:
     """BGR uint8 image -> the detector's [1, ...] float32 input (NCHW or NHWC, BGR or RGB)."""
     p = params
     height, width = detection_size(image.shape[0], image.shape[1], p.min_side_len, p.max_side_len)

@@ -1,25 +1,32 @@
-"""`triton-ocr`: export models, serve them locally, read images, run the demo."""
+"""`triton-ocr`: export models, serve them locally, read images, run the demo.
+
+This module only declares the commands: each builds one options object, calls one function, and
+turns the errors it expects into exit codes (1: it failed; 2: it could not start as asked). No
+command exports models as a side effect; those that serve a pack check that it is exported.
+"""
 
 from __future__ import annotations
 
 import os
-import signal
-import sys
-import tempfile
-import time
 from pathlib import Path
+from typing import NoReturn
 
-import typer
+try:
+    import typer
+except ModuleNotFoundError as exc:  # a client-only install: `pip install triton-ocr`
+    raise SystemExit(
+        f"triton-ocr: {exc.name} is missing; the command needs the server extra: "
+        'pip install "triton-ocr[server]"'
+    ) from exc
 
-from triton_ocr.client.client import read as read_command
-from triton_ocr.packs import DEFAULT_PACK, PACKS
+from triton_ocr.config.packs import DEFAULT_PACK, PACKS
+from triton_ocr.config.repository import Repository
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 export_app = typer.Typer(
     no_args_is_help=True, help="Put a model pack's ONNX files into a repository."
 )
 app.add_typer(export_app, name="export")
-app.command("read")(read_command)
 
 REPOSITORY_HELP = "Triton model repository (default: $TRITON_OCR_REPOSITORY or ./repository)."
 # the benchmark's and the tuning's image set: rendered images plus these when present
@@ -32,14 +39,44 @@ def default_repository() -> Path:
     return Path(os.environ.get("TRITON_OCR_REPOSITORY", "repository"))
 
 
+def fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def pack_repository(repository: Path | None, pack: str, exported: bool = True) -> Repository:
+    """The repository read for `pack`; with `exported`, exit 2 unless the pack's model files are
+    there (exporting is `triton-ocr export`'s job alone)."""
+    path = repository or default_repository()
+    if pack not in PACKS:
+        fail(f"unknown pack {pack!r}; choose from {', '.join(PACKS)}", 2)
+    found = Repository(path, pack)
+    if not exported:
+        return found
+    try:
+        missing = found.missing_files()
+    except FileNotFoundError as exc:  # no config to name the model files
+        fail(f"{path} is not a model repository ({exc.filename} is missing)", 2)
+    if missing:
+        where = f" --repository {path}" if repository else ""
+        fail(
+            f"{pack}'s model files are not exported (missing: {', '.join(map(str, missing))}); "
+            f"run `triton-ocr export {pack}{where}`",
+            2,
+        )
+    return found
+
+
+# --- export ------------------------------------------------------------------------------
+
+
 def export_pp_ocr(repository: Path | None, pack: str) -> None:
     from triton_ocr.export.ppocr import export_ppocr
 
     try:
         written = export_ppocr(repository or default_repository(), pack)
     except (FileNotFoundError, ValueError) as exc:  # ValueError: a file that misfits its config
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        fail(str(exc), 1)
     for path in written:
         typer.echo(f"wrote {path}")
 
@@ -63,14 +100,6 @@ def export_ppocr_command(
     export_pp_ocr(repository, "ppocr")
 
 
-def exported(repository: Path | None, pack: str = DEFAULT_PACK) -> Path:
-    """The repository (default: the project's) with a PP-OCR pack (default: the default pack)
-    exported into it."""
-    repository = repository or default_repository()
-    export_pp_ocr(repository, pack)
-    return repository
-
-
 @export_app.command("east-str")
 def export_east_str_command(
     east: Path = typer.Option(..., help="The guide's frozen_east_text_detection.pb."),
@@ -84,18 +113,17 @@ def export_east_str_command(
     try:
         from triton_ocr.export.east_str import export_east_str
     except ImportError as exc:
-        typer.echo(
-            f"error: {exc}; install the converters: pip install 'triton-ocr[export]'", err=True
-        )
-        raise typer.Exit(1) from exc
+        fail(f"{exc}; install the converters: pip install 'triton-ocr[export]'", 1)
     try:
         written = export_east_str(repository or default_repository(), east, str_checkpoint)
     except (FileNotFoundError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        fail(str(exc), 1)
     for path in written:
         typer.echo(f"wrote {path}")
     typer.echo("serve it with: triton-ocr serve --pack east-str")
+
+
+# --- serving -----------------------------------------------------------------------------
 
 
 @app.command()
@@ -121,13 +149,13 @@ def serve(
     Model load/unload, shared memory, trace and logging APIs need the key in
     $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed. A model
     whose stub process dies is reloaded; a crashed tritonserver is started again."""
-    from triton_ocr.server import ServerError, ServerOptions, running_server
+    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.runtime.flags import ServerOptions
+    from triton_ocr.runtime.server import serve_forever
 
-    if pack not in PACKS:
-        typer.echo(f"error: unknown pack {pack!r}; choose from {', '.join(PACKS)}", err=True)
-        raise typer.Exit(2)
+    found = pack_repository(repository, pack)
     opts = ServerOptions(
-        repository or default_repository(),
+        found.path,
         host,
         http_port,
         grpc_port,
@@ -136,28 +164,70 @@ def serve(
         pack,
         system_triton=container,
     )
-    # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        while True:
-            started = time.monotonic()
-            with running_server(opts) as process:
-                typer.echo(
-                    f"ready: http://{host}:{http_port}  grpc {host}:{grpc_port}  "
-                    f"metrics http://{host}:{metrics_port}/metrics  (Ctrl-C stops)",
-                    err=True,
-                )
-                code = process.wait()
-            if not restart:
-                raise typer.Exit(code or 0)
-            typer.echo(f"tritonserver exited on its own (code {code}); starting it again", err=True)
-            if time.monotonic() - started < 60:
-                time.sleep(5)  # a crash loop does not spin
-    except KeyboardInterrupt:
-        typer.echo("stopped", err=True)
+        code = serve_forever(opts, restart, say=lambda line: typer.echo(line, err=True))
     except ServerError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+        fail(str(exc), 1)
+    raise typer.Exit(code)
+
+
+@app.command()
+def demo(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    http_port: int = typer.Option(8000),
+    grpc_port: int = typer.Option(8001),
+    metrics_port: int = typer.Option(8002),
+    pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6 or ppocr."),
+) -> None:
+    """Start the server on an exported pack (`triton-ocr export ppocr-v6` first; `make demo`
+    does both), OCR a rendered sample, print it, stop."""
+    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.tools.demo import DemoOptions, run_demo
+
+    options = DemoOptions(pack_repository(repository, pack), http_port, grpc_port, metrics_port)
+    try:
+        run_demo(options)
+    except ServerError as exc:
+        fail(str(exc), 1)
+
+
+@app.command()
+def doctor(
+    fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
+) -> None:
+    """Check that the local Triton runtime can start (server binary, stub, libpython)."""
+    from triton_ocr.runtime.distribution import ensure_libpython
+    from triton_ocr.runtime.errors import ServerError
+
+    try:
+        typer.echo(ensure_libpython(fix))
+    except ServerError as exc:
+        fail(str(exc), 1)
+
+
+# --- client ------------------------------------------------------------------------------
+
+
+@app.command()
+def read(
+    images: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Image files."),
+    url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
+    protocol: str = typer.Option("http", help="http or grpc."),
+    as_json: bool = typer.Option(False, "--json", help="Print text, polygon and score per line."),
+    timeout: float = typer.Option(60.0, help="Seconds to wait for the answer."),
+    line: bool = typer.Option(
+        False, "--line", help="Each image is one pre-cropped word or line: no detection."
+    ),
+) -> None:
+    """Send each image to the OCR service and print the recognized lines; an image that cannot
+    be read is reported on stderr (the others are still read) and the exit code is 1."""
+    from triton_ocr.client.client import ReadOptions, read_images
+
+    code = read_images(ReadOptions(images, url, protocol, as_json, timeout, line))
+    raise typer.Exit(code)
+
+
+# --- tools -------------------------------------------------------------------------------
 
 
 @app.command()
@@ -175,16 +245,15 @@ def bench(
     """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
     design, and the server's ensemble_model and ocr over HTTP/gRPC (needs the bench
     environment: make bench)."""
-    from triton_ocr.bench import run_benchmark
-    from triton_ocr.evaluation.reference import ReferenceNotInstalled, reference_for
+    from triton_ocr.tools.bench import BenchOptions, run_benchmark
+    from triton_ocr.tools.reference import ReferenceNotInstalled, reference_for
 
     try:
-        reference_for(pack)  # before the export: east-str has no RapidOCR to compare with
-        repository = exported(repository, pack)
-        run_benchmark(repository, out, shared_eval, rounds, concurrency, floor_threads, pack)
+        reference_for(pack)  # first: east-str has no RapidOCR to compare with, exported or not
+        found = pack_repository(repository, pack)
+        run_benchmark(BenchOptions(found, out, shared_eval, rounds, concurrency, floor_threads))
     except (ValueError, ReferenceNotInstalled) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), 2)
 
 
 @app.command()
@@ -204,11 +273,15 @@ def tune(
 ) -> None:
     """Compare recognition batching settings (width bucket, dynamic batcher delay) side by side,
     one server per variant (needs the serve extra)."""
-    from triton_ocr.tuning import Variant, run_tuning
+    from triton_ocr.tools.tuning import TuneOptions, Variant, parse_load, run_tuning
 
-    repository = exported(repository)
-    loads = [tuple(int(x) for x in text.split("x")) for text in load]
-    run_tuning(repository, out, shared_eval, [Variant.parse(v) for v in variant], loads, passes)
+    found = pack_repository(repository, DEFAULT_PACK)
+    try:
+        variants = [Variant.parse(text) for text in variant]
+        loads = [parse_load(text) for text in load]
+    except ValueError as exc:
+        fail(str(exc), 2)
+    run_tuning(TuneOptions(found, out, shared_eval, variants, loads, passes))
 
 
 @app.command("eval")
@@ -229,27 +302,26 @@ def evaluate(
 ) -> None:
     """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
     scores of scenes and documents; the images with misses."""
-    from triton_ocr.evaluation.command import run_evaluation
-    from triton_ocr.evaluation.reference import ReferenceNotInstalled
+    from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
+    from triton_ocr.tools.reference import ReferenceNotInstalled
 
-    parameters = dict(p.split("=", 1) for p in param)
+    found = pack_repository(repository, pack, exported=url is None)  # a server of its own
     try:
-        code = run_evaluation(
+        options = EvalOptions(
             labelled,
-            repository or default_repository(),
-            pack,
+            found,
             model,
             url,
-            parameters,
+            parse_parameters(param),
             reference,
             out,
             visualize,
             min_string_f1,
             rotate,
         )
+        code = run_evaluation(options)
     except (ValueError, ReferenceNotInstalled) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        fail(str(exc), 2)
     raise typer.Exit(code)
 
 
@@ -267,12 +339,11 @@ def soak(
     """Mixed real and bad images from many clients over HTTP and gRPC to both entry points:
     counts unexpected errors and answers that differ from the same image's answer alone, and
     samples the server's memory and /dev/shm (a bounded script, not a test)."""
-    from triton_ocr.reliability.soak import run_soak
+    from triton_ocr.tools.reliability.soak import SoakOptions, healthy, run_soak
 
-    repository = exported(repository)
-    report = run_soak(repository, minutes, concurrency, shared_eval, out, warmup)
-    if report["unexpected"] or report["mismatches"] or not report["server_alive_at_end"]:
-        raise typer.Exit(1)
+    found = pack_repository(repository, DEFAULT_PACK)
+    report = run_soak(SoakOptions(found, minutes, concurrency, shared_eval, out, warmup))
+    raise typer.Exit(0 if healthy(report) else 1)
 
 
 @app.command()
@@ -290,58 +361,8 @@ def faults(
 ) -> None:
     """Fault drills under load: a killed stub (recovery time, with and without the client's
     retries), a frozen model (BLS timeout), SIGTERM with requests in flight."""
-    from triton_ocr.reliability.faults import run_faults
+    from triton_ocr.tools.reliability.faults import FaultsOptions, run_faults
 
-    repository = exported(repository)
-    run_faults(repository, shared_eval, out, [k for k in kill if k], freeze, bls_timeout, supervise)
-
-
-@app.command()
-def doctor(
-    fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
-) -> None:
-    """Check that the local Triton runtime can start (server binary, stub, libpython)."""
-    from triton_ocr.server import ServerError, ensure_libpython
-
-    try:
-        typer.echo(ensure_libpython(fix))
-    except ServerError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
-
-
-@app.command()
-def demo(
-    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-    http_port: int = typer.Option(8000),
-    grpc_port: int = typer.Option(8001),
-    metrics_port: int = typer.Option(8002),
-    pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6 or ppocr."),
-) -> None:
-    """Export a PP-OCR pack (default: the default pack), start the server, OCR a rendered
-    sample, print it, stop."""
-    from triton_ocr.client import OcrClient
-    from triton_ocr.samples import render
-    from triton_ocr.server import ServerError, ServerOptions, running_server
-
-    repository = exported(repository, pack)  # the wheel is cached after the first run
-    sample = render()
-    opts = ServerOptions(repository, "127.0.0.1", http_port, grpc_port, metrics_port, pack=pack)
-    typer.echo("starting Triton ...", err=True)
-    with tempfile.TemporaryDirectory(prefix="triton-ocr-demo-") as tmp:
-        try:
-            with (
-                running_server(opts, log_file=Path(tmp) / "tritonserver.log"),
-                OcrClient(f"127.0.0.1:{http_port}") as client,
-            ):
-                lines = client.read(sample.png)
-        except ServerError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
-    typer.echo(f"sample image ({sample.size[0]}x{sample.size[1]}) rendered with:")
-    for text in sample.texts:
-        typer.echo(f"  {text}")
-    typer.echo("the service read:")
-    for line in lines:
-        typer.echo(f"  {line.text}  (score {line.score:.3f})")
-    sys.stdout.flush()
+    found = pack_repository(repository, DEFAULT_PACK)
+    kills = [k for k in kill if k]  # `--kill ''`: no kill drill
+    run_faults(FaultsOptions(found, shared_eval, out, kills, freeze, bls_timeout, supervise))

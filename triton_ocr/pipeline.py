@@ -1,39 +1,47 @@
-"""The whole OCR of one image as one function, with the two networks passed in as callables.
+"""The OCR pipeline as stage functions, one per step of `ensemble_model`:
 
-The `ocr` BLS model calls it with Triton model calls, the benchmark's in-process compute floor
-with onnxruntime sessions: the same code, so they measure the same work. No Triton import here.
+    prepare          detection_preprocessing     bytes -> image, detector input
+    (text_detection)                             detector input -> maps
+    locate           detection_postprocessing    maps, image -> boxes, recognizer rows
+    recognize_rows   grouped_recognition         rows -> best path per crop (groups of similar
+                                                 width, upside-down rows turned back first)
+    read_lines       recognition_postprocessing  best path, boxes -> texts
+
+The ensemble's adapters each call their stage; `read_image_async` chains all of them for the
+`ocr` model (networks called through BLS) and `read_image` for the in-process floor (networks
+as onnxruntime sessions): the same code, so every entry point reads an image alike. The
+networks are passed in as callables; no Triton import here.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from triton_ocr import packs
-from triton_ocr.params import (
-    DBParameters,
-    DetectionPostprocessing,
-    DetectionPreprocessing,
-    EASTParameters,
-    GroupedRecognition,
-    RecognitionPostprocessing,
-    convert_value,
-    detection_postprocessing_parameters,
-    model_parameters,
-)
-from triton_ocr.postprocessing.alphabet import load_alphabet
-from triton_ocr.postprocessing.crops import crop_widths, recognition_groups
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
-from triton_ocr.postprocessing.detection import detect_texts, whole_image
-from triton_ocr.postprocessing.orientation import classifier_input, turn_over, upside_down
+from triton_ocr.postprocessing.detection import text_boxes
+from triton_ocr.postprocessing.orientation import upside_down
 from triton_ocr.postprocessing.recognition import Texts, select_texts
+from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
+from triton_ocr.preprocessing.orientation import classifier_input, turn_over
+from triton_ocr.preprocessing.recognition import recognition_groups, recognizer_rows
+from triton_ocr.settings import (
+    Boxes,
+    ClassifierInput,
+    DetectorInput,
+    Grouping,
+    ImageLimits,
+    Orientation,
+    PipelineSettings,
+    RecognizerInput,
+    TextFilter,
+    TextLines,
+)
 
 # detector input [1, ...] -> its output maps, in the order the detector config declares them
 Detect = Callable[[np.ndarray], list[np.ndarray]]
@@ -47,159 +55,121 @@ AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, n
 AsyncClassify = Callable[[list[np.ndarray]], Awaitable[list[np.ndarray]]]
 Groups = list[tuple[list[int], np.ndarray]]  # (crop indices, recognizer batch) per group
 
-# Parameters a request may change: thresholds and sizes that trade recall, precision and cost;
-# never the model-defined ones (normalisation, recognizer input shape) nor the safety limit.
-REQUEST_PARAMETERS = frozenset(
-    {
-        "text_score",
-        "single_line",
-        "classify_orientation",
-        "orientation_threshold",
-        "min_side_len",
-        "max_side_len",
-        "min_box_size",
-        "crop_margin",
-        "thresh",
-        "box_thresh",
-        "unclip_ratio",
-        "score_thresh",
-        "merge_iou",
-        "nms_iou",
-    }
-)
+
+@dataclass(frozen=True)
+class Prepared:
+    image: np.ndarray  # the decoded original, BGR uint8 (crops are cut from it)
+    detector_input: np.ndarray | None  # None when no detection is needed
 
 
-@dataclasses.dataclass(frozen=True)
-class PipelineSettings:
-    preprocessing: DetectionPreprocessing
-    postprocessing: DetectionPostprocessing
-    detector: DBParameters | EASTParameters
-    recognition: RecognitionPostprocessing
-    alphabet: Sequence[str]
-    grouping: GroupedRecognition  # group size and the orientation classifier's use
-    orientation: packs.OrientationModel
-
-    def __post_init__(self) -> None:
-        channels = self.postprocessing.rec_channels
-        if self.grouping.classify_orientation and channels != self.orientation.channels:
-            raise ValueError(
-                f"classify_orientation needs {self.orientation.channels}-channel recognizer "
-                f"crops; this pack's recognizer takes {channels} (turn it off)"
-            )
-
-    @property
-    def group_size(self) -> int:  # crops per recognizer call, after sorting by width
-        return self.grouping.recognition_group_size
-
-    @classmethod
-    def from_repository(cls, repository: Path, pack: str) -> PipelineSettings:
-        """Read every parameter from the pack's configs of the ensemble's models."""
-
-        def config(model: str) -> dict:
-            return packs.load_config_dict(repository, model, pack)
-
-        post, detector = detection_postprocessing_parameters(
-            config("detection_postprocessing").get("parameters", {})
-        )
-        recognition = model_parameters(
-            RecognitionPostprocessing, config("recognition_postprocessing")
-        )
-        alphabet = load_alphabet(
-            repository / recognition.recognizer_model,
-            recognition.recognizer_file,
-            recognition.alphabet_metadata_key,
-            recognition.append_space,
-        )
-        grouping = model_parameters(GroupedRecognition, config("grouped_recognition"))
-        packs.check_group_size(repository, pack, grouping.recognition_group_size)
-        return cls(
-            preprocessing=model_parameters(
-                DetectionPreprocessing, config("detection_preprocessing")
-            ),
-            postprocessing=post,
-            detector=detector,
-            recognition=recognition,
-            alphabet=alphabet,
-            grouping=grouping,
-            orientation=packs.orientation_model(repository, pack),
-        )
-
-    def with_overrides(self, overrides: Mapping[str, Any]) -> PipelineSettings:
-        """Settings for one request; unknown names, wrong types and raised limits are errors."""
-        if not overrides:
-            return self
-        unknown = sorted(set(overrides) - REQUEST_PARAMETERS)
-        if unknown:
-            raise ValueError(
-                f"unknown request parameters {unknown}; accepted: {sorted(REQUEST_PARAMETERS)}"
-            )
-        parts = {
-            "preprocessing": self.preprocessing,
-            "postprocessing": self.postprocessing,
-            "detector": self.detector,
-            "recognition": self.recognition,
-            "grouping": self.grouping,
-        }
-        changed = {}
-        for name, raw in overrides.items():
-            owner = next((k for k, part in parts.items() if _has_field(part, name)), None)
-            if owner is None:
-                raise ValueError(f"request parameter {name!r} does not apply to this model pack")
-            current = getattr(parts[owner], name)
-            value = convert_value(str(raw), type(current), name)
-            changed.setdefault(owner, {})[name] = value
-        new = {k: dataclasses.replace(parts[k], **v) for k, v in changed.items()}
-        pre = new.get("preprocessing", self.preprocessing)
-        if (
-            pre.max_side_len > self.preprocessing.max_side_len
-            or pre.min_side_len > pre.max_side_len
-        ):
-            raise ValueError(
-                f"request parameters must keep min_side_len <= max_side_len <= "
-                f"{self.preprocessing.max_side_len} (the server's limit)"
-            )
-        return dataclasses.replace(self, **new)
+@dataclass(frozen=True)
+class Located:
+    quads: np.ndarray  # [N, 4, 2] float32, original pixels, reading order
+    rows: list[np.ndarray]  # per crop: its recognizer row [C, H, widths[i]]
+    widths: list[int]  # per crop: its own width in its row
+    padded: list[int]  # per crop: the batch width it needs on its own
 
 
-def _has_field(obj: Any, name: str) -> bool:
-    return any(f.name == name for f in dataclasses.fields(obj))
+@dataclass(frozen=True)
+class BestPath:
+    best_class: np.ndarray  # [N, T] int64, blank (0) after a crop's own steps
+    best_score: np.ndarray  # [N, T] float32, 0 after a crop's own steps
 
 
-def decode_groups(
-    groups: Sequence[tuple[list[int], np.ndarray]],
-    results: Sequence[tuple[np.ndarray, np.ndarray]],
-    count: int,
-    alphabet: Sequence[str],
-) -> list[tuple[str, float]]:
-    """(text, confidence) per crop, in crop order, from each group's best path."""
-    decoded: list[tuple[str, float]] = [("", 0.0)] * count
-    for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
-        for index, result in zip(
-            indices, ctc_greedy_decode(best_class, best_score, alphabet), strict=True
-        ):
-            decoded[index] = result
-    return decoded
+# --- the stages ------------------------------------------------------------------------------
+
+
+def prepare(
+    data: bytes, limits: ImageLimits, detector: DetectorInput, detect: bool = True
+) -> Prepared:
+    """Stage 1: encoded bytes -> the original image and (with `detect`) the detector input."""
+    image = decode_image(data, limits)
+    return Prepared(image, detection_input(image, detector) if detect else None)
+
+
+def locate(
+    maps: Sequence[np.ndarray],
+    image: np.ndarray,
+    lines: TextLines,
+    boxes: Boxes,
+    recognizer: RecognizerInput,
+) -> Located:
+    """Stage 3: detector maps + the original image -> text boxes and one recognizer row per
+    box, cut from the original image at full resolution."""
+    found = text_boxes(maps, image.shape[:2], lines, boxes)
+    rows, widths, padded = recognizer_rows(cut_crops(image, found.quads, found.margin), recognizer)
+    return Located(found.quads, rows, widths, padded)
 
 
 async def orient_groups(
     groups: Groups,
     widths: Sequence[int],
     classify: AsyncClassify,
-    model: packs.OrientationModel,
+    size: ClassifierInput,
     threshold: float,
 ) -> Groups:
     """Each group's crops that the classifier finds upside down, turned back (one classifier
     call per group, all in flight together). `widths` are the crops' own widths, by index."""
     own = [[widths[i] for i in indices] for indices, _ in groups]
-    inputs = [
-        classifier_input(batch, w, model.height, model.width)
-        for (_, batch), w in zip(groups, own, strict=True)
-    ]
+    inputs = [classifier_input(batch, w, size) for (_, batch), w in zip(groups, own, strict=True)]
     probabilities = await classify(inputs)
     return [
         (indices, turn_over(batch, w, upside_down(p, threshold)))
         for (indices, batch), w, p in zip(groups, own, probabilities, strict=True)
     ]
+
+
+def pad_steps(arrays: Sequence[np.ndarray], length: int, value, dtype) -> np.ndarray:
+    """Right-pad [T] arrays to one length into [n, length] (wider groups have more steps)."""
+    out = np.full((len(arrays), length), value, dtype=dtype)
+    for row, array in enumerate(arrays):
+        out[row, : len(array)] = array
+    return out
+
+
+async def recognize_rows(
+    rows: Sequence[np.ndarray],
+    widths: Sequence[int],
+    padded: Sequence[int],
+    grouping: Grouping,
+    orientation: Orientation,
+    classifier: ClassifierInput,
+    recognize: AsyncRecognize,
+    classify: AsyncClassify,
+) -> BestPath:
+    """Stage 4: recognizer rows -> each crop's best path, recognized in width-sorted groups
+    (all groups in flight together), upside-down rows turned back first when the orientation
+    classifier is on."""
+    groups = recognition_groups(rows, padded, grouping.recognition_group_size)
+    if groups and orientation.classify_orientation:
+        threshold = orientation.orientation_threshold
+        groups = await orient_groups(groups, widths, classify, classifier, threshold)
+    results = await recognize([batch for _, batch in groups]) if groups else []
+    classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(rows)
+    scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(rows)
+    for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
+        for row, index in enumerate(indices):
+            classes[index], scores[index] = best_class[row], best_score[row]
+    steps = max((len(c) for c in classes), default=0)
+    # padding steps: blank class with probability 0, which CTC decoding drops
+    return BestPath(
+        pad_steps(classes, steps, 0, np.int64), pad_steps(scores, steps, 0.0, np.float32)
+    )
+
+
+def read_lines(
+    best: BestPath, quads: np.ndarray, alphabet: Sequence[str], text_filter: TextFilter
+) -> Texts:
+    """Stage 5: the best path of the len(quads) crops -> texts, dropping weak or empty ones.
+
+    Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
+    """
+    n = len(quads)
+    decoded = ctc_greedy_decode(best.best_class[:n], best.best_score[:n], alphabet) if n else []
+    return select_texts(decoded, quads, text_filter.text_score)
+
+
+# --- the stages chained: one image ---------------------------------------------------------
 
 
 async def read_image_async(
@@ -211,25 +181,28 @@ async def read_image_async(
 ) -> Texts:
     """Encoded image -> texts, polygons (original pixels, reading order) and confidences.
 
-    The two networks are awaited, so a caller reading several images at once (the `ocr`
-    model, with async BLS) overlaps one image's network calls with another's Python work.
+    The networks are awaited, so a caller reading several images at once (the `ocr` model,
+    with async BLS) overlaps one image's network calls with another's Python work. A caller
+    who sends pre-cropped lines (single_line "always") skips the detector.
     """
-    image = decode_image(data, settings.preprocessing.limits)
-    if settings.postprocessing.single_line == "always":
-        found = whole_image(image)  # the caller sent a crop: no detector call
-    else:
-        maps = await detect(detection_input(image, settings.preprocessing))
-        found = detect_texts(maps, image, settings.postprocessing, settings.detector)
-    if not found.crops:
+    s = settings
+    detect_lines = s.lines.single_line != "always"
+    prepared = prepare(data, s.limits, s.detector_input, detect_lines)
+    maps = await detect(prepared.detector_input) if detect_lines else []
+    located = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input)
+    if not located.rows:
         return Texts.empty()  # no recognizer call at all
-    groups = recognition_groups(found.crops, settings.postprocessing, settings.group_size)
-    if settings.grouping.classify_orientation:
-        widths = crop_widths(found.crops, settings.postprocessing)
-        threshold = settings.grouping.orientation_threshold
-        groups = await orient_groups(groups, widths, classify, settings.orientation, threshold)
-    results = await recognize([batch for _, batch in groups])
-    decoded = decode_groups(groups, results, len(found.crops), settings.alphabet)
-    return select_texts(decoded, found.quads, settings.recognition.text_score)
+    best = await recognize_rows(
+        located.rows,
+        located.widths,
+        located.padded,
+        s.grouping,
+        s.orientation,
+        s.classifier_input,
+        recognize,
+        classify,
+    )
+    return read_lines(best, located.quads, s.alphabet, s.text_filter)
 
 
 def read_image(

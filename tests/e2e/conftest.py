@@ -13,7 +13,8 @@ import pytest
 
 from tests.conftest import REPOSITORY
 from triton_ocr.export.ppocr import export_ppocr
-from triton_ocr.server import ServerOptions, free_ports, running_server
+from triton_ocr.runtime.flags import ServerOptions, free_ports
+from triton_ocr.runtime.server import running_server
 
 ADMIN_KEY = "e2e-admin-key"  # the test server's key for the restricted APIs
 

@@ -18,11 +18,12 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import ROOT
-from triton_ocr.client import OcrClient, contract
-from triton_ocr.client.contract import ENTRY_POINTS
-from triton_ocr.evaluation.metrics import normalize
+from triton_ocr import contract
+from triton_ocr.client import OcrClient
+from triton_ocr.contract import ENTRY_POINTS
 from triton_ocr.preprocessing.decode import ImageDecodeError
-from triton_ocr.reliability.payloads import (
+from triton_ocr.tools.evaluation.metrics import normalize
+from triton_ocr.tools.reliability.payloads import (
     LINE,
     MAX_IMAGE_BYTES,
     READS,
@@ -56,7 +57,7 @@ def test_the_table_is_as_wide_as_promised():
 
 def test_the_size_limit_in_the_table_is_the_servers(server):
     with OcrClient(server.grpc, "grpc") as client:
-        assert client.limits().max_bytes == MAX_IMAGE_BYTES
+        assert client.limits().max_image_bytes == MAX_IMAGE_BYTES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -283,7 +284,7 @@ def test_good_requests_beside_bad_ones_succeed(server):
 
 def inference_count(server: Endpoints) -> int:
     client = httpclient.InferenceServerClient(server.http)
-    stats = client.get_inference_statistics(contract.MODEL_NAME)["model_stats"][0]
+    stats = client.get_inference_statistics(contract.ENSEMBLE_MODEL)["model_stats"][0]
     client.close()
     return int(stats["inference_stats"]["success"]["count"]) + int(
         stats["inference_stats"]["fail"]["count"]

@@ -9,8 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from triton_ocr.evaluation.metrics import normalize
-from triton_ocr.server import free_ports
+from triton_ocr.runtime.flags import free_ports
+from triton_ocr.tools.evaluation.metrics import normalize
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")
 
@@ -45,7 +45,7 @@ def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_f
 
 
 def test_demo_prints_the_sample_text(repository, tmp_path):
-    from triton_ocr.samples import render
+    from triton_ocr.tools.samples import render
 
     http, grpc, metrics = free_ports(3)
     out = subprocess.run(

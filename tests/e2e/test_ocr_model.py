@@ -8,9 +8,10 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import ROOT
-from triton_ocr.client import OcrClient, contract
-from triton_ocr.evaluation.metrics import normalize
-from triton_ocr.samples import Placed, render, render_blank
+from triton_ocr import contract
+from triton_ocr.client import OcrClient
+from triton_ocr.tools.evaluation.metrics import normalize
+from triton_ocr.tools.samples import Placed, english_grid, receipt, render, render_blank
 
 SAMPLE = render()
 SECOND = render(
@@ -84,7 +85,7 @@ def test_no_images_is_an_invalid_argument(server):
     tensor = grpcclient.InferInput(contract.OCR_INPUT_IMAGES, [0], "BYTES")
     tensor.set_data_from_numpy(np.array([], dtype=np.object_))
     with pytest.raises(InferenceServerException, match="no images"):
-        client.infer(contract.OCR_MODEL_NAME, [tensor])
+        client.infer(contract.OCR_MODEL, [tensor])
 
 
 def test_real_photo_through_ocr(server):
@@ -95,19 +96,32 @@ def test_real_photo_through_ocr(server):
     assert {"stop", "bostonmarket"} <= set(texts(lines))
 
 
-def test_ocr_and_ensemble_model_give_identical_results(server, shared_eval):
-    """Both entry points run the same functions with the same recognition groups."""
-    import json
-
-    manifest = json.loads((shared_eval / "manifest.json").read_text())
-    images = [SAMPLE.png, SECOND.png] + [(shared_eval / e["file"]).read_bytes() for e in manifest]
+def assert_identical_answers(server, images: list[bytes]) -> None:
+    """Both entry points chain the same stage functions with the same settings and recognition
+    groups: the same texts, polygons and scores, to the bit."""
     with OcrClient(server.grpc, "grpc") as client:
         for index, data in enumerate(images):
             (many,) = client.read_many([data])
             one = client.read(data)
             assert [x.text for x in many] == [x.text for x in one], index
-            assert np.allclose([x.polygon for x in many], [x.polygon for x in one]), index
-            assert np.allclose([x.score for x in many], [x.score for x in one], atol=1e-5), index
+            assert [x.polygon for x in many] == [x.polygon for x in one], index
+            assert [x.score for x in many] == [x.score for x in one], index
+
+
+def test_ocr_and_ensemble_model_give_identical_results_on_rendered_images(server):
+    import cv2
+
+    pages = english_grid()[::6] + [receipt("DejaVuSansMono.ttf", 20)]
+    images = [SAMPLE.png, SECOND.png, render_blank(), *(page.png for page in pages)]
+    images += [turned_over(SAMPLE.png), turned(SECOND.png, cv2.ROTATE_90_CLOCKWISE)]
+    assert_identical_answers(server, images)
+
+
+def test_ocr_and_ensemble_model_give_identical_results_on_the_eval_images(server, shared_eval):
+    import json
+
+    manifest = json.loads((shared_eval / "manifest.json").read_text())
+    assert_identical_answers(server, [(shared_eval / e["file"]).read_bytes() for e in manifest])
 
 
 def turned(png: bytes, rotation: int) -> bytes:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from triton_ocr import packs
 from triton_ocr.client import OcrClient
-from triton_ocr.postprocessing.alphabet import load_alphabet
-from triton_ocr.samples import ENGLISH_LINES, render
-from triton_ocr.server import ServerOptions, free_ports, running_server
+from triton_ocr.config.repository import AlphabetSource, Repository
+from triton_ocr.runtime.flags import ServerOptions, free_ports
+from triton_ocr.runtime.server import running_server
+from triton_ocr.tools.samples import ENGLISH_LINES, render
 
 from .test_spaces import grid_misses
 
@@ -35,14 +35,14 @@ def v4_server(repository, tmp_path_factory):
 
 
 def test_the_files_sit_beside_the_default_packs(repository, v4_server):
+    v4, default = Repository(repository, PACK), Repository(repository)
     for model in ("text_detection", "text_recognition"):
-        assert packs.model_file(repository, model, PACK) != packs.model_file(repository, model)
-        assert packs.model_file(repository, model, PACK).is_file()
+        assert v4.model_file(model) != default.model_file(model)
+        assert v4.model_file(model).is_file()
 
 
 def test_the_alphabet_comes_from_its_recognizer(repository, v4_server):
-    recognizer = packs.model_file(repository, "text_recognition", PACK)
-    alphabet = load_alphabet(recognizer.parent.parent, recognizer.name, "character", True)
+    alphabet = Repository(repository, PACK).alphabet(AlphabetSource("character", True))
     assert len(alphabet) == 6625  # blank + 6623 characters + space: the recognizer's classes
     assert {"A", "z", "0", "韩"} <= set(alphabet)
     assert "ã" not in alphabet  # what the default pack adds

@@ -8,10 +8,10 @@ import signal
 import time
 
 from triton_ocr.client import OcrClient
-from triton_ocr.evaluation.metrics import normalize
-from triton_ocr.processes import stubs
-from triton_ocr.samples import render
-from triton_ocr.supervisor import running
+from triton_ocr.runtime.processes import stubs
+from triton_ocr.runtime.supervisor import running
+from triton_ocr.tools.evaluation.metrics import normalize
+from triton_ocr.tools.samples import render
 
 from .conftest import server_pid
 

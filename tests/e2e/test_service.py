@@ -14,9 +14,10 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from tests.conftest import ROOT
-from triton_ocr.client import OcrClient, contract
-from triton_ocr.evaluation.metrics import normalize
-from triton_ocr.samples import render, render_blank
+from triton_ocr import contract
+from triton_ocr.client import OcrClient
+from triton_ocr.tools.evaluation.metrics import normalize
+from triton_ocr.tools.samples import render, render_blank
 
 from .conftest import Endpoints
 
@@ -67,7 +68,7 @@ def test_blank_and_noise_images_return_empty_outputs(server, protocol):
         data = np.frombuffer(image, np.uint8)[None]
         tensor = module.InferInput(contract.INPUT_IMAGE, list(data.shape), "UINT8")
         tensor.set_data_from_numpy(data)
-        result = client.infer(contract.MODEL_NAME, [tensor])
+        result = client.infer(contract.ENSEMBLE_MODEL, [tensor])
         assert result.as_numpy(contract.OUTPUT_TEXT).shape == (1, 0)
         assert result.as_numpy(contract.OUTPUT_POLYGONS).shape == (1, 0, 4, 2)
         assert result.as_numpy(contract.OUTPUT_SCORES).shape == (1, 0)
@@ -81,7 +82,7 @@ def test_http_json_and_binary_agree(server):
         tensor = httpclient.InferInput(contract.INPUT_IMAGE, list(data.shape), "UINT8")
         tensor.set_data_from_numpy(data, binary_data=binary)
         outputs = [httpclient.InferRequestedOutput(n, binary_data=binary) for n in contract.OUTPUTS]
-        result = client.infer(contract.MODEL_NAME, [tensor], outputs=outputs)
+        result = client.infer(contract.ENSEMBLE_MODEL, [tensor], outputs=outputs)
         results[binary] = [result.as_numpy(n) for n in contract.OUTPUTS]
     as_text = [[t.decode() if isinstance(t, bytes) else t for t in row] for row in results[True][0]]
     assert as_text == results[False][0].tolist()  # JSON carries strings, binary carries bytes
@@ -155,7 +156,7 @@ def test_client_script_prints_lines_and_json(server, tmp_path, protocol):
 
 def test_client_script_reads_a_forced_line_as_one_text(server, tmp_path):
     """--line: the whole image is one line (a tall crop that the automatic rule leaves alone)."""
-    from triton_ocr.samples import Placed, render
+    from triton_ocr.tools.samples import Placed, render
 
     crop = render((Placed("HOTEL PACIFIC 42", (10, 40), 40),), size=(420, 130))
     image = tmp_path / "crop.png"

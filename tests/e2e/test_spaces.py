@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from triton_ocr.client import OcrClient
-from triton_ocr.samples import ENGLISH_LINES, english_grid, receipt, render
+from triton_ocr.tools.samples import ENGLISH_LINES, english_grid, receipt, render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500))
 

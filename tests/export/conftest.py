@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.configs import copy_configs
+from tests.conftest import copy_configs
 
 from .standins import build_east_graph, save_str_checkpoint
 

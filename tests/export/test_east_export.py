@@ -7,8 +7,8 @@ import onnxruntime as ort
 import pytest
 
 from tests.conftest import REPOSITORY
+from triton_ocr.config.repository import Repository
 from triton_ocr.export.east import GEOMETRY, INPUT, SCORES, export_east
-from triton_ocr.packs import load_config
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def east_onnx(tmp_path_factory, standin_files):
 
 def test_names_match_the_config(east_onnx):
     session = ort.InferenceSession(str(east_onnx), providers=["CPUExecutionProvider"])
-    config = load_config(REPOSITORY, "text_detection", "east-str")
+    config = Repository(REPOSITORY, "east-str").config("text_detection")
     assert [i.name for i in session.get_inputs()] == [INPUT] == [t.name for t in config.input]
     assert [o.name for o in session.get_outputs()] == [SCORES, GEOMETRY]
     assert [t.name for t in config.output] == [SCORES, GEOMETRY]

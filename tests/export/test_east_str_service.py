@@ -17,8 +17,9 @@ import pytest
 import tritonclient.grpc as grpcclient
 
 from triton_ocr.client import OcrClient
-from triton_ocr.samples import render, render_blank
-from triton_ocr.server import ServerOptions, free_ports, running_server
+from triton_ocr.runtime.flags import ServerOptions, free_ports
+from triton_ocr.runtime.server import running_server
+from triton_ocr.tools.samples import render, render_blank
 
 GUIDE_CLIENT = Path(__file__).parents[1] / "e2e" / "guide_part5_client.py"
 

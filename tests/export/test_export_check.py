@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import hashlib
 
-from tests.unit.configs import copy_configs
-from triton_ocr import packs
+from tests.conftest import copy_configs
+from triton_ocr.config.repository import Repository
+from triton_ocr.contract import TEXT_ORIENTATION
 from triton_ocr.export import east
 
 from .conftest import cli_export
 from .standins import build_east_graph
 
 PACK = "east-str"
-MODELS = ("text_detection", "text_recognition", packs.ORIENTATION_MODEL)
+MODELS = ("text_detection", "text_recognition", TEXT_ORIENTATION)
 
 
 def digests(repository) -> dict[str, str]:
     return {
-        model: hashlib.sha256(packs.model_file(repository, model, PACK).read_bytes()).hexdigest()
+        model: hashlib.sha256(
+            Repository(repository, PACK).model_file(model).read_bytes()
+        ).hexdigest()
         for model in MODELS
     }
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tests.conftest import REPOSITORY
+from triton_ocr.config.repository import Repository
 from triton_ocr.export.str_model import (
     ALPHABET,
     CHECKPOINT_PREFIX,
@@ -18,7 +19,6 @@ from triton_ocr.export.str_model import (
     export_onnx,
     load_checkpoint,
 )
-from triton_ocr.packs import load_config
 
 
 def test_state_dict_matches_the_published_checkpoint(shared_eval):
@@ -76,7 +76,7 @@ def test_onnxruntime_matches_torch(exported, batch):
 def test_names_axes_and_alphabet_match_the_config(exported):
     _, path = exported
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    config = load_config(REPOSITORY, "text_recognition", "east-str")
+    config = Repository(REPOSITORY, "east-str").config("text_recognition")
     (onnx_input,) = session.get_inputs()
     assert [onnx_input.name] == [t.name for t in config.input]
     assert [o.name for o in session.get_outputs()] == [t.name for t in config.output]

@@ -1,18 +1,20 @@
-"""Triton adapter: image bytes -> (detector input, original image)."""
+"""Triton adapter of stage 1, pipeline.prepare: image bytes -> (detector input, original image)."""
 
 import json
 
-from triton_ocr.params import DetectionPreprocessing, model_parameters, tensor_names
-from triton_ocr.preprocessing.decode import decode_image
-from triton_ocr.preprocessing.detection import detection_input
-from triton_ocr.triton_adapter import execute_each, input_array, respond
+from triton_ocr.config.parse import tensor_names
+from triton_ocr.config.repository import step_settings
+from triton_ocr.contract import DETECTION_PREPROCESSING
+from triton_ocr.pipeline import prepare
+from triton_ocr.runtime.adapter import execute_each, input_array, respond
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        self.params = model_parameters(DetectionPreprocessing, args["model_config"])
-        (self.input_name,) = tensor_names(args["model_config"], "input")
-        self.output_names = tensor_names(args["model_config"], "output")
+        config = args["model_config"]
+        self.limits, self.detector = step_settings(DETECTION_PREPROCESSING, config)
+        (self.input_name,) = tensor_names(config, "input")
+        self.output_names = tensor_names(config, "output")
 
     def execute(self, requests):
         return execute_each(requests, self._run)
@@ -26,7 +28,6 @@ class TritonPythonModel:
                 f"ensemble_model takes no request parameters (got {given}); the `ocr` model "
                 "takes per-request settings"
             )
-        p = self.params
-        image = decode_image(input_array(request, self.input_name).tobytes(), p.limits)
-        tensor = detection_input(image, p)
-        return respond(self.output_names, [tensor, image])
+        data = input_array(request, self.input_name).tobytes()
+        prepared = prepare(data, self.limits, self.detector)
+        return respond(self.output_names, [prepared.detector_input, prepared.image])

@@ -1,6 +1,7 @@
 """Triton adapter for the BLS entry point: images in, texts per image out.
 
-The pipeline itself is triton_ocr.pipeline.read_image_async; this file only turns Triton tensors
+The pipeline itself is triton_ocr.pipeline.read_image_async, the ensemble's stages chained with
+the settings of the ensemble's models for the same pack; this file only turns Triton tensors
 and request parameters into its arguments and its results into tensors, and makes the network
 calls (detector, orientation classifier, recognizer) through async BLS. The images of one
 request are read concurrently, so one image's network calls overlap another's decoding and
@@ -9,16 +10,17 @@ cropping.
 
 import asyncio
 import json
-from pathlib import Path
 
 import numpy as np
 
-from triton_ocr import timeouts
-from triton_ocr.packs import load_config, recognizer_best_path
-from triton_ocr.params import Ocr, model_parameters, tensor_names
-from triton_ocr.pipeline import PipelineSettings, read_image_async
+from triton_ocr.config.parse import tensor_names
+from triton_ocr.config.repository import Repository, step_settings
+from triton_ocr.config.requests import with_overrides
+from triton_ocr.contract import OCR_MODEL, TEXT_DETECTION, TEXT_RECOGNITION
+from triton_ocr.pipeline import read_image_async
 from triton_ocr.postprocessing.recognition import Texts
-from triton_ocr.triton_adapter import (
+from triton_ocr.runtime import timeouts
+from triton_ocr.runtime.adapter import (
     bls_async,
     bls_classify_orientation,
     bls_gather,
@@ -26,39 +28,34 @@ from triton_ocr.triton_adapter import (
     input_array,
     respond,
 )
-
-DETECTOR, RECOGNIZER = "text_detection", "text_recognition"
+from triton_ocr.settings import PipelineSettings
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        own = model_parameters(Ocr, args["model_config"])
-        repository = Path(args["model_repository"]).parent
-        self.settings = PipelineSettings.from_repository(repository, own.pack)
-        self.images_in_flight = own.images_in_flight
-        self.max_images = own.max_images_per_request
-        self.timeout_s = own.bls_timeout_s
+        repository = Repository.of_model(args)
+        _, self.many = step_settings(OCR_MODEL, args["model_config"])
+        self.settings = repository.pipeline_settings()
+        self.timeout_s = repository.bls().bls_timeout_s
         (self.input_name,) = tensor_names(args["model_config"], "input")
         self.output_names = tensor_names(args["model_config"], "output")
-        detector = load_config(repository, DETECTOR, own.pack)
-        self.detector_input = detector.input[0].name
-        self.detector_outputs = [o.name for o in detector.output]
-        self.recognizer_input, self.best_path = recognizer_best_path(repository, own.pack)
+        self.detector_input, self.detector_outputs = repository.detector_tensors()
+        self.recognizer_input, self.best_path = repository.recognizer_tensors()
+        self.classifier = repository.classifier()
 
     async def detect(self, tensor):
         inputs = {self.detector_input: tensor}
-        return await bls_async(DETECTOR, inputs, self.detector_outputs, self.timeout_s)
+        return await bls_async(TEXT_DETECTION, inputs, self.detector_outputs, self.timeout_s)
 
     async def recognize(self, batches):
-        return await bls_gather(
-            RECOGNIZER, self.recognizer_input, batches, self.best_path, self.timeout_s
-        )
+        name, outputs = self.recognizer_input, self.best_path
+        return await bls_gather(TEXT_RECOGNITION, name, batches, outputs, self.timeout_s)
 
     async def classify(self, inputs):
-        return await bls_classify_orientation(self.settings.orientation, inputs, self.timeout_s)
+        return await bls_classify_orientation(self.classifier, inputs, self.timeout_s)
 
     async def read_all(self, images: np.ndarray, settings: PipelineSettings) -> list[Texts]:
-        slots = asyncio.Semaphore(self.images_in_flight)
+        slots = asyncio.Semaphore(self.many.images_in_flight)
 
         async def read(index: int, data: bytes) -> Texts:
             async with slots:
@@ -75,14 +72,13 @@ class TritonPythonModel:
         return execute_each(requests, self._run)
 
     def _run(self, request):
-        settings = self.settings.with_overrides(json.loads(request.parameters() or "{}"))
+        settings = with_overrides(self.settings, json.loads(request.parameters() or "{}"))
         images = input_array(request, self.input_name).reshape(-1)
         if images.size == 0:
             raise ValueError("the request holds no images")
-        if images.size > self.max_images:
-            raise ValueError(
-                f"the request holds {images.size} images; at most {self.max_images} per request"
-            )
+        limit = self.many.max_images_per_request
+        if images.size > limit:
+            raise ValueError(f"the request holds {images.size} images; at most {limit} per request")
         results = timeouts.run(self.read_all(images, settings))
         counts = [len(r.texts) for r in results]
         texts = [t.encode("utf-8") for r in results for t in r.texts]

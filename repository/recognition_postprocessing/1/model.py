@@ -1,37 +1,29 @@
-"""Triton adapter: (best class, best score, boxes) -> (texts, polygons, scores)."""
+"""Triton adapter of stage 5, pipeline.read_lines: (best class, best score, boxes) -> (texts,
+polygons, scores)."""
 
-from pathlib import Path
-
-from triton_ocr.params import RecognitionPostprocessing, model_parameters, tensor_names
-from triton_ocr.postprocessing.alphabet import load_alphabet
-from triton_ocr.postprocessing.recognition import read_texts
-from triton_ocr.triton_adapter import execute_each, input_array, respond, texts_as_tensors
+from triton_ocr.config.parse import tensor_names
+from triton_ocr.config.repository import Repository, step_settings
+from triton_ocr.contract import RECOGNITION_POSTPROCESSING
+from triton_ocr.pipeline import BestPath, read_lines
+from triton_ocr.runtime.adapter import execute_each, input_array, respond, texts_as_tensors
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        self.params = model_parameters(RecognitionPostprocessing, args["model_config"])
-        self.class_name, self.score_name, self.boxes_name = tensor_names(
-            args["model_config"], "input"
-        )
-        self.output_names = tensor_names(args["model_config"], "output")
-        repository = Path(args["model_repository"]).parent
-        self.alphabet = load_alphabet(
-            repository / self.params.recognizer_model,
-            self.params.recognizer_file,
-            self.params.alphabet_metadata_key,
-            self.params.append_space,
-        )
+        repository = Repository.of_model(args)
+        config = args["model_config"]
+        _, self.text_filter, source = step_settings(RECOGNITION_POSTPROCESSING, config)
+        self.alphabet = repository.alphabet(source)
+        self.class_name, self.score_name, self.boxes_name = tensor_names(config, "input")
+        self.output_names = tensor_names(config, "output")
 
     def execute(self, requests):
         return execute_each(requests, self._run)
 
     def _run(self, request):
-        found = read_texts(
-            input_array(request, self.class_name),
-            input_array(request, self.score_name),
-            input_array(request, self.boxes_name),
-            self.alphabet,
-            self.params.text_score,
+        best = BestPath(
+            input_array(request, self.class_name), input_array(request, self.score_name)
         )
+        quads = input_array(request, self.boxes_name)
+        found = read_lines(best, quads, self.alphabet, self.text_filter)
         return respond(self.output_names, texts_as_tensors(found))

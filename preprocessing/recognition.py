@@ -1,0 +1,105 @@
+"""Upright crops -> the recognizer's input: one normalised row per crop, rows batched in groups
+of similar width.
+
+A row is a crop resized to the recognizer's height (aspect kept, width capped) and normalised,
+[C, height, width]. A batch is rows right-padded with 0 (0 after normalisation, as in PP-OCR's
+training) to one width. Both entry points cut the same groups with the same padding, so a crop
+reads alike whichever way it came in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from triton_ocr.settings import RecognizerInput
+
+
+def resized_width(height: int, width: int, target_height: int, max_width: int) -> int:
+    """Width of a crop resized to `target_height` keeping its aspect ratio, capped."""
+    return int(min(max_width, max(1, math.ceil(target_height * width / max(height, 1)))))
+
+
+def crop_widths(crops: Sequence[np.ndarray], settings: RecognizerInput) -> list[int]:
+    """Each crop's width in its row (before padding)."""
+    s = settings
+    if not s.keep_aspect:  # fixed-size recognizers: every crop stretched to max_width
+        return [s.max_width] * len(crops)
+    return [resized_width(c.shape[0], c.shape[1], s.height, s.max_width) for c in crops]
+
+
+def padded_widths(widths: Sequence[int], settings: RecognizerInput) -> list[int]:
+    """The batch width each crop needs on its own: its width, at least min_width, rounded up to
+    a multiple of width_bucket (few distinct shapes let requests batch together)."""
+    bucket = settings.width_bucket
+    return [max(settings.min_width, -(-w // bucket) * bucket) for w in widths]
+
+
+def recognizer_row(crop: np.ndarray, width: int, settings: RecognizerInput) -> np.ndarray:
+    """One crop resized to [height, width], normalised, as a [C, height, width] float32 row
+    (C is 3, BGR, or 1, grayscale)."""
+    s = settings
+    if s.channels == 1 and crop.ndim == 3:
+        crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+    resized = cv2.resize(crop, (width, s.height), interpolation=cv2.INTER_LINEAR)
+    resized = resized.reshape(s.height, width, -1)
+    mean = np.asarray(s.mean, dtype=np.float32)
+    std = np.asarray(s.std, dtype=np.float32)
+    return ((resized.astype(np.float32) / 255.0 - mean) / std).transpose(2, 0, 1)
+
+
+def recognizer_rows(
+    crops: Sequence[np.ndarray], settings: RecognizerInput
+) -> tuple[list[np.ndarray], list[int], list[int]]:
+    """Each crop's row, its own width and its padded width."""
+    widths = crop_widths(crops, settings)
+    rows = [recognizer_row(c, w, settings) for c, w in zip(crops, widths, strict=True)]
+    return rows, widths, padded_widths(widths, settings)
+
+
+def stack_rows(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Rows [C, H, w_i] right-padded with 0 to `width` into one [n, C, H, width] batch."""
+    channels, height, _ = rows[0].shape
+    batch = np.zeros((len(rows), channels, height, width), dtype=np.float32)
+    for i, row in enumerate(rows):
+        batch[i, :, :, : row.shape[2]] = row
+    return batch
+
+
+def whole_batch(rows: Sequence[np.ndarray], padded: Sequence[int], settings: RecognizerInput):
+    """Every row in one batch as wide as the widest padded width: how the ensemble hands the
+    rows from one step to the next. No rows gives one blank row (ONNX Runtime and Triton reject
+    zero-size tensors there); callers know the true count."""
+    if not rows:
+        shape = (1, settings.channels, settings.height, settings.min_width)
+        return np.zeros(shape, dtype=np.float32)
+    return stack_rows(rows, max([settings.min_width, *padded]))
+
+
+def rows_of(batch: np.ndarray, widths: Sequence[int]) -> list[np.ndarray]:
+    """The rows of a `whole_batch`, each cut to its crop's own width (views, no copy)."""
+    return [batch[i, :, :, :width] for i, width in enumerate(widths)]
+
+
+def group_indices(padded: Sequence[int], group_size: int) -> list[list[int]]:
+    """Crop indices sorted by padded width (stable), cut into groups of `group_size`.
+
+    Neighbours in width pad each other little, so far less compute goes to padding than when
+    every crop is padded to the widest one.
+    """
+    order = sorted(range(len(padded)), key=lambda i: padded[i])
+    return [order[i : i + group_size] for i in range(0, len(order), group_size)]
+
+
+def recognition_groups(
+    rows: Sequence[np.ndarray], padded: Sequence[int], group_size: int
+) -> list[tuple[list[int], np.ndarray]]:
+    """(crop indices, recognizer batch) per width-sorted group of `group_size` rows, each batch
+    as wide as its widest padded width."""
+    return [
+        (group, stack_rows([rows[i] for i in group], max(padded[i] for i in group)))
+        for group in group_indices(padded, group_size)
+    ]

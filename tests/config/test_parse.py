@@ -1,0 +1,92 @@
+"""Config parameters -> settings objects: typed, complete, nothing unknown."""
+
+import pytest
+
+from tests.conftest import REPOSITORY
+from triton_ocr import contract
+from triton_ocr.config.packs import PACKS
+from triton_ocr.config.parse import parse_groups, tensor_names
+from triton_ocr.config.repository import STEP_SETTINGS, AlphabetSource, Repository, step_settings
+from triton_ocr.settings import DETECTORS, DetectorInput, ImageLimits, RecognizerInput, TextFilter
+
+GOOD = {
+    "min_side_len": {"string_value": "736"},
+    "max_side_len": {"string_value": "2000"},
+    "channel_order": {"string_value": "BGR"},
+    "layout": {"string_value": "NCHW"},
+    "scale": {"string_value": "0.00392156862745098"},
+    "mean": {"string_value": "0.5, 0.5,0.5"},
+    "std": {"string_value": "[0.5, 0.5, 0.5]"},
+    "max_image_pixels": {"string_value": "1000"},
+    "max_image_bytes": {"string_value": "2000"},
+}
+
+
+def test_parse_typed_values():
+    limits, detector = parse_groups(GOOD, ImageLimits, DetectorInput)
+    assert detector.min_side_len == 736 and detector.mean == (0.5, 0.5, 0.5)
+    assert detector.std == (0.5, 0.5, 0.5) and limits.max_image_bytes == 2000
+
+
+def test_missing_and_unknown_keys_are_errors():
+    partial = {k: v for k, v in GOOD.items() if k != "mean"}
+    with pytest.raises(ValueError, match=r"missing \['mean'\]"):
+        parse_groups(partial, ImageLimits, DetectorInput)
+    with pytest.raises(ValueError, match=r"unknown parameters \['mena'\]"):
+        parse_groups({**GOOD, "mena": {"string_value": "1"}}, ImageLimits, DetectorInput)
+
+
+def test_wrong_types_are_errors():
+    with pytest.raises(ValueError, match="min_side_len"):
+        parse_groups({**GOOD, "min_side_len": {"string_value": "x"}}, ImageLimits, DetectorInput)
+
+
+def test_prefixed_keys_fill_plain_fields():
+    raw = {
+        "rec_height": "48",
+        "rec_min_width": "320",
+        "rec_max_width": "3200",
+        "rec_width_bucket": "1",
+        "rec_keep_aspect": "true",
+        "rec_channels": "1",
+        "rec_mean": "0.5",
+        "rec_std": "0.5",
+    }
+    (recognizer,) = parse_groups(raw, RecognizerInput)
+    assert recognizer.height == 48 and recognizer.channels == 1 and recognizer.keep_aspect
+    with pytest.raises(ValueError, match=r"missing \['rec_height'\]"):
+        parse_groups({k: v for k, v in raw.items() if k != "rec_height"}, RecognizerInput)
+
+
+@pytest.mark.parametrize(("raw", "value"), [("true", True), ("False", False), ("1", True)])
+def test_booleans(raw, value):
+    params = {"text_score": "0.5", "alphabet_metadata_key": "k", "append_space": raw}
+    _, source = parse_groups(params, TextFilter, AlphabetSource)
+    assert source.append_space is value
+
+
+def test_boolean_typo_is_an_error():
+    params = {"text_score": "0.5", "alphabet_metadata_key": "k", "append_space": "ture"}
+    with pytest.raises(ValueError, match="append_space"):
+        parse_groups(params, TextFilter, AlphabetSource)
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_every_python_model_config_parses(pack):
+    repository = Repository(REPOSITORY, pack)
+    for model, classes in STEP_SETTINGS.items():
+        settings = repository.step(model)
+        assert [type(s) for s in settings[: len(classes)]] == list(classes), model
+        if classes[0].__name__ == "Pack":
+            assert settings[0].pack == pack, model  # each variant names its own pack
+    lines, _, boxes = repository.step(contract.DETECTION_POSTPROCESSING)
+    assert isinstance(boxes, DETECTORS[lines.detector])
+    # model.py reads the detector's maps first, the original image last
+    config = repository.config_dict(contract.DETECTION_POSTPROCESSING)
+    assert tensor_names(config, "input")[-1] == "original_image"
+
+
+def test_detector_must_be_known():
+    config = {"parameters": {"detector": {"string_value": "yolo"}}}
+    with pytest.raises(ValueError, match="'detector' must be one of"):
+        step_settings(contract.DETECTION_POSTPROCESSING, config)

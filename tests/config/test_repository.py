@@ -1,0 +1,135 @@
+"""Static checks of the model repository: model names, the ensemble wiring, the client's
+contract, and what Repository reads for every pack."""
+
+import dataclasses
+
+import pytest
+from tritonclient.grpc import model_config_pb2
+
+from tests.conftest import REPOSITORY
+from triton_ocr import contract
+from triton_ocr.config.packs import DEFAULT_PACK, PACKS
+from triton_ocr.config.repository import Repository
+from triton_ocr.settings import Grouping
+
+MODELS = sorted(p.parent.name for p in REPOSITORY.glob("*/config.pbtxt"))
+
+
+def test_the_contract_names_every_model_of_the_repository():
+    assert sorted(contract.MODELS) == MODELS
+
+
+@pytest.mark.parametrize("pack", PACKS)
+@pytest.mark.parametrize("model", MODELS)
+def test_config_name_matches_folder(model, pack):
+    assert Repository(REPOSITORY, pack).config(model).name == model
+
+
+# Models every pack serves alike: one config.pbtxt, which Triton uses when a model has no
+# configs/<pack>.pbtxt (the east-str e2e tests load it so).
+SHARED_BY_ALL_PACKS = {contract.TEXT_ORIENTATION}
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_model_has_a_config_for_every_pack(model):
+    for pack in PACKS:
+        path = Repository(REPOSITORY, pack).config_path(model)
+        assert path.is_file()
+        if pack != DEFAULT_PACK:
+            variant = path.parent.name == "configs"
+            assert variant != (model in SHARED_BY_ALL_PACKS), (model, pack)
+
+
+def test_unknown_packs_are_refused():
+    with pytest.raises(ValueError, match="unknown pack 'ppocr-v9'"):
+        Repository(REPOSITORY, "ppocr-v9")
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_client_contract_matches_ensemble(pack):
+    configs = Repository(REPOSITORY, pack)
+    ensemble = configs.config(contract.ENSEMBLE_MODEL)
+    assert [i.name for i in ensemble.input] == [contract.INPUT_IMAGE]
+    assert list(ensemble.input[0].dims) == [-1]
+    assert ensemble.input[0].data_type == model_config_pb2.TYPE_UINT8
+    assert tuple(o.name for o in ensemble.output) == contract.OUTPUTS
+    ocr = configs.config(contract.OCR_MODEL)
+    assert [i.name for i in ocr.input] == [contract.OCR_INPUT_IMAGES]
+    assert tuple(o.name for o in ocr.output) == contract.OCR_OUTPUTS
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_ensemble_steps_use_declared_tensors(pack):
+    configs = Repository(REPOSITORY, pack)
+    ensemble = configs.config(contract.ENSEMBLE_MODEL)
+    available = {i.name for i in ensemble.input}
+    for step in ensemble.ensemble_scheduling.step:
+        model = configs.config(step.model_name)
+        assert set(step.input_map) == {i.name for i in model.input}, step.model_name
+        assert set(step.output_map) <= {o.name for o in model.output}, step.model_name
+        assert set(step.input_map.values()) <= available, step.model_name
+        available |= set(step.output_map.values())
+    assert {o.name for o in ensemble.output} <= available
+
+
+@pytest.mark.parametrize("pack", PACKS)
+@pytest.mark.parametrize("model", [contract.TEXT_DETECTION, contract.TEXT_RECOGNITION])
+def test_onnx_models_use_kind_auto(model, pack):
+    config = Repository(REPOSITORY, pack).config(model)
+    assert config.backend == "onnxruntime"
+    assert [g.kind for g in config.instance_group] == [
+        model_config_pb2.ModelInstanceGroup.KIND_AUTO
+    ]
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_recognition_groups_fit_the_recognizer_batch(pack):
+    configs = Repository(REPOSITORY, pack)
+    _, grouping, _, _ = configs.step(contract.GROUPED_RECOGNITION)
+    configs.check_group_size(grouping)  # the shipped configs agree
+    limit = configs.config(contract.TEXT_RECOGNITION).max_batch_size
+    with pytest.raises(ValueError, match="max_batch_size"):
+        configs.check_group_size(dataclasses.replace(grouping, recognition_group_size=limit + 1))
+    with pytest.raises(ValueError, match="between 1"):
+        configs.check_group_size(Grouping(0))
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_tensor_names_come_from_the_configs(pack):
+    configs = Repository(REPOSITORY, pack)
+    detector = configs.config(contract.TEXT_DETECTION)
+    assert configs.detector_tensors() == (
+        detector.input[0].name,
+        [o.name for o in detector.output],
+    )
+    name, outputs = configs.recognizer_tensors()
+    assert outputs == [contract.BEST_CLASS, contract.BEST_SCORE]
+    assert name == configs.config(contract.TEXT_RECOGNITION).input[0].name
+    classifier = configs.classifier()
+    assert (classifier.size.height, classifier.size.width) == (48, 192)
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_the_bls_timeout_is_stated_once(pack):
+    configs = Repository(REPOSITORY, pack)
+    holders = [m for m in MODELS if "bls_timeout_s" in configs.config(m).parameters]
+    assert holders == [contract.GROUPED_RECOGNITION]
+    assert configs.bls().bls_timeout_s > 0
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_the_client_finds_the_decode_limits_where_it_looks(pack):
+    configs = Repository(REPOSITORY, pack)
+    limits, _ = configs.step(contract.DETECTION_PREPROCESSING)
+    assert limits.max_image_bytes > 1 << 20 and limits.max_image_pixels > 10**6
+
+
+def test_copies_take_edited_configs(tmp_path):
+    copy = Repository(REPOSITORY).copy_to(tmp_path / "repository")
+    config = copy.config(contract.OCR_MODEL)
+    config.parameters["images_in_flight"].string_value = "5"
+    copy.write_config(contract.OCR_MODEL, config)
+    _, many = copy.step(contract.OCR_MODEL)
+    assert many.images_in_flight == 5
+    _, many = Repository(REPOSITORY).step(contract.OCR_MODEL)
+    assert many.images_in_flight != 5

@@ -1,0 +1,125 @@
+"""The model.py adapters' request handling, with a stand-in for the stub's module: each request
+gets its own answer, a bad one an error with the right code (INVALID_ARG for bad input,
+UNAVAILABLE for a model that did not answer in time, INTERNAL for the rest), never the others'."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPOSITORY
+from tests.repository import fake_pb_utils
+from triton_ocr.config.repository import Repository
+from triton_ocr.runtime.timeouts import ModelTimeout
+from triton_ocr.tools.samples import render
+
+
+def config_dict(model: str) -> dict:
+    """The default pack's config as the Python backend receives it (JSON field names)."""
+    return Repository(REPOSITORY).config_dict(model)
+
+
+@pytest.fixture
+def adapter(monkeypatch):
+    """triton_ocr.runtime.adapter imported against the stand-in (and forgotten afterwards)."""
+    monkeypatch.setitem(sys.modules, "triton_python_backend_utils", fake_pb_utils)
+    monkeypatch.delitem(sys.modules, "triton_ocr.runtime.adapter", raising=False)
+    module = importlib.import_module("triton_ocr.runtime.adapter")
+    yield module
+    sys.modules.pop("triton_ocr.runtime.adapter", None)
+
+
+def load_model(name: str, adapter):
+    """repository/<name>/1/model.py's TritonPythonModel, initialized from the default config."""
+    spec = importlib.util.spec_from_file_location(
+        f"adapter_{name}", REPOSITORY / name / "1" / "model.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.TritonPythonModel()
+    model.initialize(
+        {"model_config": json.dumps(config_dict(name)), "model_repository": str(REPOSITORY / name)}
+    )
+    return model
+
+
+def error_of(response) -> tuple[str, str] | None:
+    error = response.error()
+    return None if error is None else (error.code(), error.message())
+
+
+def test_each_failure_is_its_own_requests_error(adapter):
+    def handle(request):
+        kind = request.parameters()
+        if "bad" in kind:
+            raise ValueError("the image is bad")
+        if "slow" in kind:
+            raise ModelTimeout("text_recognition gave no answer within 30 s")
+        if "bug" in kind:
+            raise KeyError("oops")
+        return adapter.respond(["out"], [np.zeros(1)])
+
+    requests = [fake_pb_utils.Request({}, {kind: 1}) for kind in ("ok", "bad", "slow", "bug", "ok")]
+    responses = adapter.execute_each(requests, handle)
+    assert [error_of(r) for r in responses] == [
+        None,
+        ("INVALID_ARG", "the image is bad"),
+        ("UNAVAILABLE", "text_recognition gave no answer within 30 s"),
+        ("INTERNAL", "KeyError: 'oops'"),
+        None,
+    ]
+
+
+def test_detection_preprocessing_answers_each_request(adapter):
+    model = load_model("detection_preprocessing", adapter)
+    (name,) = [t["name"] for t in config_dict("detection_preprocessing")["input"]]
+    image = np.frombuffer(render().png, np.uint8)[None]
+    garbage = np.frombuffer(b"GIF89a not really", np.uint8)[None]
+    responses = model.execute(
+        [
+            fake_pb_utils.Request({name: image}),
+            fake_pb_utils.Request({name: garbage}),
+            fake_pb_utils.Request({name: image}, {"text_score": "0.1"}),
+        ]
+    )
+    assert error_of(responses[0]) is None
+    detector_input, original = (t.as_numpy() for t in responses[0].output_tensors)
+    assert detector_input.ndim == 4 and original.shape == (560, 1000, 3)
+    code, message = error_of(responses[1])
+    assert code == "INVALID_ARG" and "decode" in message
+    code, message = error_of(responses[2])
+    assert code == "INVALID_ARG" and "text_score" in message and "`ocr`" in message
+
+
+def test_bls_errors_name_the_called_model(adapter):
+    failed = fake_pb_utils.InferenceResponse(error=fake_pb_utils.TritonError("stub died"))
+    with pytest.raises(fake_pb_utils.TritonModelException, match="text_detection: stub died"):
+        adapter.bls_outputs("text_detection", failed, ["map"])
+    empty = fake_pb_utils.InferenceResponse([])
+    with pytest.raises(fake_pb_utils.TritonModelException, match=r"without outputs \['map'\]"):
+        adapter.bls_outputs("text_detection", empty, ["map"])
+
+
+def test_detection_postprocessing_hands_on_rows_boxes_and_widths(adapter):
+    model = load_model("detection_postprocessing", adapter)
+    *maps, image_name = [t["name"] for t in config_dict("detection_postprocessing")["input"]]
+    image = np.full((200, 256, 3), 255, np.uint8)  # too tall to be taken for one line
+    probability = np.zeros((1, 1, 200, 256), np.float32)
+    probability[..., 20:44, 30:200] = 1.0  # one text line
+    responses = model.execute(
+        [
+            fake_pb_utils.Request({maps[0]: probability, image_name: image}),
+            fake_pb_utils.Request(
+                {maps[0]: np.zeros((1, 1, 200, 256), np.float32), image_name: image}
+            ),
+        ]
+    )
+    batch, boxes, padded, widths = (t.as_numpy() for t in responses[0].output_tensors)
+    assert boxes.shape == (1, 4, 2) and padded.tolist() == [max(320, int(widths[0]))]
+    assert batch.shape[:3] == (1, 3, 48) and batch.shape[3] == padded[0]
+    batch, boxes, padded, widths = (t.as_numpy() for t in responses[1].output_tensors)
+    assert boxes.shape == (0, 4, 2) and padded.size == 0 and batch.shape[0] == 1  # a blank row

@@ -1,0 +1,218 @@
+"""The pipeline's stages chained with fake networks (read_image), and each stage alone."""
+
+import asyncio
+import dataclasses
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPOSITORY
+from triton_ocr.config.packs import DEFAULT_PACK
+from triton_ocr.config.repository import Repository
+from triton_ocr.config.requests import with_overrides
+from triton_ocr.pipeline import BestPath, read_image, read_lines, recognize_rows
+from triton_ocr.settings import Grouping, Orientation, PipelineSettings, TextFilter
+from triton_ocr.tools.samples import render, render_blank
+
+ALPHABET = ["", "a", "b"]
+
+
+def settings(pack: str = DEFAULT_PACK, group_size: int = 2) -> PipelineSettings:
+    """The pack's settings (a tiny alphabet: the tests need no exported model)."""
+    s = Repository(REPOSITORY, pack).pipeline_settings(alphabet=ALPHABET)
+    return dataclasses.replace(s, grouping=Grouping(group_size))
+
+
+def upright(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """A stand-in orientation classifier: every crop upright, surely."""
+    return [np.tile(np.float32([1.0, 0.0]), (len(x), 1)) for x in inputs]
+
+
+def dark_is_text(tensor: np.ndarray) -> list[np.ndarray]:
+    """A stand-in DB detector: probability 1 where the (normalised BGR) input is dark."""
+    return [(tensor.mean(axis=1, keepdims=True) < 0).astype(np.float32)]
+
+
+def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
+    widths = [960, 96, 480, 144, 240]
+    rows = [np.ones((3, 48, w), np.float32) for w in widths]
+    calls = []
+
+    async def recognize(batches):
+        results = []
+        for batch in batches:
+            calls.append(batch.shape)
+            # each row "reads" as 'a' repeated (its own width // 100 + 1) times
+            steps = np.zeros((len(batch), 32), np.int64)
+            for row in range(len(batch)):
+                used = int((batch[row, 0, 0] != 0).sum())
+                steps[row, : 2 * (used // 100 + 1) : 2] = 1
+            results.append((steps, np.full(steps.shape, 0.9, np.float32)))
+        return results
+
+    async def no_classifier(inputs):
+        raise AssertionError("orientation is off")
+
+    off = Orientation(classify_orientation=False, orientation_threshold=0.9)
+    best = asyncio.run(
+        recognize_rows(rows, widths, widths, Grouping(2), off, None, recognize, no_classifier)
+    )
+    assert len(calls) == 3  # 5 crops in groups of 2
+    assert [shape[0] for shape in calls] == [2, 2, 1]
+    batch_widths = [shape[3] for shape in calls]
+    assert batch_widths == sorted(batch_widths)  # narrow rows padded together, wide ones together
+    quads = np.zeros((5, 4, 2), np.float32)
+    texts = read_lines(best, quads, ALPHABET, TextFilter(0.5)).texts
+    assert texts == ["a" * n for n in (10, 1, 5, 2, 3)]  # in the callers' order
+
+
+def test_read_lines_ignores_padding_rows_and_weak_or_empty_texts():
+    best = BestPath(
+        np.array([[1, 0, 2], [0, 0, 0], [2, 2, 0], [1, 1, 1]], np.int64),
+        np.array([[0.9, 0, 0.9], [0, 0, 0], [0.2, 0.2, 0], [0.9, 0.9, 0.9]], np.float32),
+    )
+    quads = np.arange(3 * 8, dtype=np.float32).reshape(3, 4, 2)  # the 4th row is padding
+    out = read_lines(best, quads, ALPHABET, TextFilter(0.5))
+    assert out.texts == ["ab"]
+    np.testing.assert_array_equal(out.quads, quads[:1])
+
+
+def test_read_image_skips_the_recognizer_when_nothing_is_found():
+    def recognize(batches):
+        raise AssertionError("the recognizer must not be called without crops")
+
+    out = read_image(render_blank(), settings(), dark_is_text, recognize, upright)
+    assert out.texts == []
+
+
+def test_read_image_recognizes_each_found_box():
+    seen = []
+
+    def recognize(batches):
+        seen.extend(len(batch) for batch in batches)
+        results = []
+        for batch in batches:
+            best = np.zeros((len(batch), 4), np.int64)
+            best[:, 0] = 2  # every crop reads "b"
+            results.append((best, np.ones(best.shape, np.float32)))
+        return results
+
+    out = read_image(render().png, settings(), dark_is_text, recognize, upright)
+    assert sum(seen) == len(out.texts) > 0 and set(out.texts) == {"b"}
+
+
+def one_b_per_crop(seen):
+    def recognize(batches):
+        seen.extend(batch.shape for batch in batches)
+        results = []
+        for batch in batches:
+            best = np.zeros((len(batch), 4), np.int64)
+            best[:, 0] = 2
+            results.append((best, np.ones(best.shape, np.float32)))
+        return results
+
+    return recognize
+
+
+def png(image: np.ndarray) -> bytes:
+    import cv2
+
+    return cv2.imencode(".png", image)[1].tobytes()
+
+
+def test_a_small_wide_image_without_detections_is_read_as_one_line():
+    seen = []
+    crop = png(np.full((20, 60, 3), 255, np.uint8))  # nothing dark: the detector finds nothing
+    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen), upright)
+    assert out.texts == ["b"] and len(seen) == 1
+    np.testing.assert_array_equal(out.quads[0], [[0, 0], [60, 0], [60, 20], [0, 20]])
+    never = with_overrides(settings(), {"single_line": "never"})
+    assert read_image(crop, never, dark_is_text, one_b_per_crop([]), upright).texts == []
+
+
+def test_large_or_tall_images_are_not_taken_for_lines():
+    blank = settings()
+    for shape in ((200, 600, 3), (40, 50, 3)):  # too tall; not wide enough
+        data = png(np.full(shape, 255, np.uint8))
+        assert read_image(data, blank, dark_is_text, one_b_per_crop([]), upright).texts == []
+
+
+def test_two_rows_in_a_small_image_keep_their_boxes():
+    image = np.full((90, 300, 3), 255, np.uint8)
+    image[10:30, 20:200] = 0
+    image[55:75, 20:200] = 0
+    seen = []
+    out = read_image(png(image), settings(), dark_is_text, one_b_per_crop(seen), upright)
+    assert len(out.texts) == 2 and out.quads[:, :, 1].max() < 90
+
+
+def test_single_line_always_skips_the_detector():
+    def detect(tensor):
+        raise AssertionError("no detector call when the caller says the image is a line")
+
+    forced = with_overrides(settings(), {"single_line": "always"})
+    out = read_image(render().png, forced, detect, one_b_per_crop([]), upright)
+    assert out.texts == ["b"]
+    with pytest.raises(ValueError, match="single_line"):
+        with_overrides(settings(), {"single_line": "sometimes"})
+
+
+def test_crops_the_classifier_finds_upside_down_are_turned_before_recognition():
+    # one line, dark on its left end only: turned over, the dark end is on the right
+    image = np.full((20, 120, 3), 255, np.uint8)
+    image[4:16, 10:40] = 0
+    image[4:16, 40:110] = 128
+    seen_inputs, seen_batches = [], []
+
+    def upside_down_surely(inputs):
+        seen_inputs.extend(inputs)
+        return [np.tile(np.float32([0.02, 0.98]), (len(x), 1)) for x in inputs]
+
+    def recognize(batches):
+        seen_batches.extend(batches)
+        return one_b_per_crop([])(batches)
+
+    forced = with_overrides(settings(), {"single_line": "always"})
+    read_image(png(image), forced, dark_is_text, recognize, upright)
+    (upright_batch,) = seen_batches
+    seen_batches.clear()
+    out = read_image(png(image), forced, dark_is_text, recognize, upside_down_surely)
+    (turned,) = seen_batches
+    assert out.texts == ["b"]
+    assert seen_inputs[0].shape == (1, 3, 48, 192)  # the classifier's input size, from its config
+    width = 288  # 120 x 20 px resized to 48 px high
+    np.testing.assert_array_equal(
+        turned[0, :, :, :width], upright_batch[0, :, ::-1, width - 1 :: -1]
+    )
+    np.testing.assert_array_equal(turned[0, :, :, width:], 0)  # padding stays on the right
+
+
+def test_unsure_or_disabled_orientation_leaves_crops_alone():
+    seen = []
+
+    def unsure(inputs):
+        return [np.tile(np.float32([0.15, 0.85]), (len(x), 1)) for x in inputs]
+
+    def never(inputs):
+        raise AssertionError("no classifier call when classify_orientation is off")
+
+    def recognize(batches):
+        seen.extend(batches)
+        return one_b_per_crop([])(batches)
+
+    forced = with_overrides(settings(), {"single_line": "always"})
+    off = with_overrides(forced, {"classify_orientation": "false"})
+    data = render().png
+    for s, classify in ((forced, upright), (forced, unsure), (off, never)):
+        read_image(data, s, dark_is_text, recognize, classify)
+    np.testing.assert_array_equal(seen[0], seen[1])
+    np.testing.assert_array_equal(seen[0], seen[2])
+
+
+def test_orientation_settings_are_checked():
+    with pytest.raises(ValueError, match="orientation_threshold"):
+        with_overrides(settings(), {"orientation_threshold": "0.2"})
+    # the east-str recognizer reads 1-channel crops: the 3-channel classifier cannot see them
+    assert not settings("east-str").orientation.classify_orientation
+    with pytest.raises(ValueError, match="3-channel"):
+        with_overrides(settings("east-str"), {"classify_orientation": "true"})

@@ -1,0 +1,170 @@
+"""The evaluation's label loaders and metrics, on hand-made labels."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from triton_ocr.tools.evaluation.labels import (
+    Label,
+    Sample,
+    load_samples,
+    parse_icdar_line,
+    rotate_samples,
+)
+from triton_ocr.tools.evaluation.metrics import (
+    char_error_rate,
+    match_boxes,
+    normalize,
+    score_image,
+    score_word,
+    summary,
+    tokens,
+)
+from triton_ocr.tools.evaluation.runner import ImageResult, report
+
+
+def box(x, y, w, h):
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+
+
+def test_normalisation_ignores_case_width_punctuation_and_spaces():
+    assert normalize("Ｂoston  Market!") == "bostonmarket"
+    assert tokens("Total: 12.00 EUR") == ["total", "1200", "eur"]
+    assert tokens("- ###") == []
+
+
+def test_char_error_rate():
+    assert char_error_rate("HOTEL", "hotel") == 0
+    assert char_error_rate("HOTE", "HOTEL") == pytest.approx(0.2)
+    assert char_error_rate("", "ab") == 1
+
+
+def test_box_matching_is_one_to_one_at_iou_half():
+    truth = [box(0, 0, 100, 20), box(0, 40, 100, 20)]
+    assert match_boxes([box(2, 1, 100, 20)], truth) == 1
+    assert match_boxes([box(0, 0, 100, 20), box(1, 0, 100, 20)], truth) == 1  # one per label
+    assert match_boxes([box(0, 0, 40, 20)], truth) == 0  # IoU 0.4
+
+
+def test_icdar_line_keeps_commas_in_text():
+    label = parse_icdar_line("\ufeff1,2,3,2,3,4,1,4,Hello, world\n")
+    assert label.text == "Hello, world" and label.care and label.box.shape == (4, 2)
+    assert not parse_icdar_line("1,2,3,2,3,4,1,4,###").care
+    with pytest.raises(ValueError):
+        parse_icdar_line("1,2,3")
+
+
+def test_loaders(tmp_path: Path):
+    (tmp_path / "img_1.jpg").write_bytes(b"x")
+    (tmp_path / "gt_img_1.txt").write_text("0,0,10,0,10,5,0,5,EXIT\n0,9,9,9,9,12,0,12,###\n")
+    (sample,) = load_samples(tmp_path)
+    assert [label.text for label in sample.cared] == ["EXIT"] and sample.has_boxes
+    manifest = tmp_path / "m"
+    manifest.mkdir()
+    entries = [{"file": "a.png", "kind": "word", "text": ["HOTEL"]}]
+    (manifest / "manifest.json").write_text(json.dumps(entries))
+    (word,) = load_samples(manifest)
+    assert word.kind == "word" and word.complete and not word.has_boxes
+    with pytest.raises(ValueError):
+        load_samples(tmp_path / "m" / "nothing-here")
+
+
+SCENE = Sample(
+    Path("scene.jpg"),
+    "scene",
+    (
+        Label("Boston Market", box(0, 0, 100, 20), True),
+        Label("STOP", box(0, 40, 50, 20), True),
+        Label("###", box(200, 0, 50, 50), False),
+    ),
+    True,
+)
+
+
+def test_scene_scores():
+    texts = ["BostonMarket", "STDP", "noise"]
+    quads = np.stack([box(0, 0, 100, 20), box(0, 40, 50, 20), box(205, 5, 40, 40)])
+    counts = score_image(SCENE, texts, quads)
+    # "noise" lies in the do-not-care region: ignored for precision and detection
+    assert (counts.strings_found, counts.strings) == (1, 2)
+    assert (counts.tokens_found, counts.tokens) == (2, 3)
+    assert (counts.lines_correct, counts.lines) == (1, 2)
+    assert (counts.boxes_matched, counts.boxes, counts.predicted_boxes) == (2, 2, 2)
+    scores = summary(counts)
+    assert scores["string_f1"] == pytest.approx(0.5) and scores["det_hmean"] == 1
+
+
+def test_incomplete_labels_give_no_precision():
+    incomplete = Sample(SCENE.path, "scene", SCENE.labels, False)
+    counts = score_image(incomplete, ["whatever"], box(0, 0, 10, 10)[None])
+    assert counts.lines == 0 and summary(counts)["string_precision"] is None
+
+
+def test_word_crops_and_report():
+    word = Sample(Path("w.jpg"), "word", (Label("03/09/2009", None, True),), True)
+    assert score_word(word, ["03 09 2009"]).exact
+    assert not score_word(word, []).exact
+    results = [
+        ImageResult(word, ["03/09/2O09"], np.zeros((1, 4, 2), np.float32)),
+        ImageResult(SCENE, ["Boston Market"], box(0, 0, 100, 20)[None]),
+    ]
+    result = report(results)
+    assert result["words"]["exact"] == 0 and result["words"]["cer"] == pytest.approx(0.125)
+    assert result["scenes_and_documents"]["string_recall"] == 0.5
+    assert [row["missed"] for row in result["images"]] == [["03/09/2009"], ["STOP"]]
+
+
+@pytest.mark.parametrize("degrees", [90, 180, 270])
+def test_a_turned_set_turns_images_and_boxes_alike(tmp_path: Path, degrees):
+    import cv2
+
+    image = np.full((40, 100, 3), 255, np.uint8)
+    image[5:15, 60:90] = 0  # a dark block, labelled by its box
+    path = tmp_path / "block.png"
+    cv2.imwrite(str(path), image)
+    box = np.float32([[60, 5], [90, 5], [90, 15], [60, 15]])
+    (sample,) = rotate_samples([Sample(path, "scene", (Label("x", box, True),), True)], degrees)
+    turned = cv2.imdecode(np.frombuffer(sample.read(), np.uint8), cv2.IMREAD_GRAYSCALE)
+    assert turned.shape == ((100, 40) if degrees != 180 else (40, 100))
+    (x0, y0), (x1, y1) = sample.labels[0].box.min(0), sample.labels[0].box.max(0)
+    inside = turned[int(y0) : int(y1), int(x0) : int(x1)]
+    assert inside.size == 300 and inside.max() == 0  # the box still holds exactly the block
+    assert (turned == 0).sum() == 300
+    assert rotate_samples([sample], 0) == [sample]
+    with pytest.raises(ValueError, match="rotation"):
+        rotate_samples([sample], 45)
+
+
+def test_space_sensitive_scores_count_glued_words_as_wrong():
+    """Space-blind, a glued line reads as well as a spaced one; space-sensitive it does not."""
+    page = Sample(
+        Path("invoice.png"),
+        "document",
+        (Label("Invoice 2024-0917 total 318.40 EUR", None, True), Label("Thank you", None, True)),
+        True,
+    )
+    spaced = score_image(
+        page,
+        ["INVOICE  2024-0917 total 318.40 EUR", "Thank you"],
+        box(0, 0, 9, 9)[None].repeat(2, 0),
+    )
+    glued = score_image(
+        page, ["Invoice2024-0917total318.40EUR", "Thank you"], box(0, 0, 9, 9)[None].repeat(2, 0)
+    )
+    assert spaced.strings_found == glued.strings_found == 2  # the space-blind score: no difference
+    assert (spaced.strings_exact, glued.strings_exact) == (2, 1)
+    assert (spaced.words_found, spaced.words, spaced.predicted_words) == (7, 7, 7)
+    # one glued word for five: none of them matches, and it is one wrong prediction
+    assert (glued.words_found, glued.predicted_words_correct, glued.predicted_words) == (2, 2, 3)
+    scores = summary(glued)
+    assert scores["string_exact"] == 0.5
+    assert scores["word_recall"] == pytest.approx(2 / 7)
+    assert scores["word_precision"] == pytest.approx(2 / 3)
+
+
+def test_words_match_one_to_one():
+    page = Sample(Path("p.png"), "document", (Label("the cat and the dog", None, True),), True)
+    counts = score_image(page, ["the the the the"], box(0, 0, 9, 9)[None])
+    assert (counts.words_found, counts.predicted_words_correct) == (2, 2)

@@ -1,0 +1,35 @@
+"""Model packs: one model repository, one config variant per pack.
+
+Every model folder holds `config.pbtxt` (the default pack, ppocr-v6: PP-OCRv6 small) and
+`configs/<pack>.pbtxt` for the others (ppocr: PP-OCRv4 mobile, the lighter pack; east-str);
+Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are shared;
+what differs between packs (tensor names, parameters, model file names) is config data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_PACK = "ppocr-v6"
+PACKS = ("ppocr-v6", "ppocr", "east-str")
+
+
+def check_pack(pack: str) -> str:
+    if pack not in PACKS:
+        raise ValueError(f"unknown pack {pack!r}; choose from {list(PACKS)}")
+    return pack
+
+
+def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
+    """The config file Triton reads for `model` when serving `pack`."""
+    variant = repository / model / "configs" / f"{check_pack(pack)}.pbtxt"
+    return (
+        variant
+        if pack != DEFAULT_PACK and variant.is_file()
+        else repository / model / "config.pbtxt"
+    )
+
+
+def model_config_name(pack: str) -> str | None:
+    """The value of tritonserver's --model-config-name for `pack` (None for the default)."""
+    return None if check_pack(pack) == DEFAULT_PACK else pack

@@ -1,0 +1,234 @@
+"""`Repository(path, pack)`: a model repository's configs read for one pack.
+
+The one place that turns config.pbtxt files (and the recognizer's ONNX metadata) into what
+code needs: each step's settings objects, tensor names, model files, the alphabet, and the
+whole pipeline's settings, which the `ocr` model and the in-process floor use alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format, text_format
+from tritonclient.grpc import model_config_pb2
+
+from triton_ocr import contract
+from triton_ocr.config.packs import DEFAULT_PACK, check_pack, config_path
+from triton_ocr.config.parse import config_parameters, parse_groups, raw_parameters
+from triton_ocr.postprocessing.alphabet import alphabet_from_metadata
+from triton_ocr.settings import (
+    DETECTORS,
+    Bls,
+    ClassifierInput,
+    DetectorInput,
+    Grouping,
+    ImageLimits,
+    ManyImages,
+    Orientation,
+    PipelineSettings,
+    RecognizerInput,
+    TextFilter,
+    TextLines,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pack:
+    """Which config variant a Python model's config belongs to: a model that reads other
+    models' configs (`ocr`, grouped_recognition, recognition_postprocessing) reads this pack's."""
+
+    pack: str
+
+
+@dataclasses.dataclass(frozen=True)
+class AlphabetSource:
+    """Where the recognizer's ONNX file (text_recognition's) keeps its class list."""
+
+    alphabet_metadata_key: str
+    append_space: bool  # PaddleOCR appends a space class after its dictionary
+
+
+# Each Python model's `parameters`, as settings objects; detection_postprocessing also takes
+# the box settings of its `detector` (TextLines.detector).
+STEP_SETTINGS: dict[str, tuple[type, ...]] = {
+    contract.DETECTION_PREPROCESSING: (ImageLimits, DetectorInput),
+    contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput),
+    contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls),
+    contract.RECOGNITION_POSTPROCESSING: (Pack, TextFilter, AlphabetSource),
+    contract.OCR_MODEL: (Pack, ManyImages),
+}
+
+
+def step_settings(model: str, model_config: Mapping[str, Any] | str) -> tuple:
+    """The settings objects of Python model `model` from its config (as Triton passes it, JSON
+    text, or a dict), in STEP_SETTINGS order."""
+    parameters = config_parameters(model_config)
+    classes = STEP_SETTINGS[model]
+    if model == contract.DETECTION_POSTPROCESSING:
+        detector = raw_parameters(parameters).get("detector", "")
+        if detector not in DETECTORS:
+            raise ValueError(
+                f"parameter 'detector' must be one of {sorted(DETECTORS)}, not {detector!r}"
+            )
+        classes = (*classes, DETECTORS[detector])
+    return parse_groups(parameters, *classes)
+
+
+def pack_of(model_config: Mapping[str, Any] | str) -> str:
+    """The `pack` parameter of a Python model's config."""
+    pack = raw_parameters(config_parameters(model_config)).get("pack")
+    if pack is None:
+        raise ValueError("the model's config has no 'pack' parameter")
+    return pack
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassifierModel:
+    """What callers of the orientation classifier need from its config."""
+
+    input: str
+    output: str  # [n, 2] class probabilities
+    size: ClassifierInput
+
+
+@dataclasses.dataclass(frozen=True)
+class Repository:
+    path: Path
+    pack: str = DEFAULT_PACK
+
+    def __post_init__(self) -> None:
+        check_pack(self.pack)
+
+    @classmethod
+    def of_model(cls, args: Mapping[str, Any]) -> Repository:
+        """The repository a Python model was loaded from (its `initialize` args), for the pack
+        its config names."""
+        return cls(Path(args["model_repository"]).parent, pack_of(args["model_config"]))
+
+    # --- configs and files ---------------------------------------------------------------
+
+    def config_path(self, model: str) -> Path:
+        return config_path(self.path, model, self.pack)
+
+    def config(self, model: str) -> model_config_pb2.ModelConfig:
+        text = self.config_path(model).read_text()
+        return text_format.Parse(text, model_config_pb2.ModelConfig())
+
+    def config_dict(self, model: str) -> dict:
+        """The config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
+        return json_format.MessageToDict(self.config(model), preserving_proto_field_name=True)
+
+    def write_config(self, model: str, config: model_config_pb2.ModelConfig) -> None:
+        """Replace `model`'s config for this pack (tools edit copies of a repository)."""
+        self.config_path(model).write_text(text_format.MessageToString(config))
+
+    def copy_to(self, target: Path) -> Repository:
+        """A copy of the whole repository (configs and model files) at `target`, same pack."""
+        shutil.copytree(self.path, target, ignore=shutil.ignore_patterns("__pycache__"))
+        return Repository(target, self.pack)
+
+    def model_file(self, model: str) -> Path:
+        """Where `model`'s file lives: version 1, the config's default_model_filename."""
+        name = self.config(model).default_model_filename or "model.onnx"
+        return self.path / model / "1" / name
+
+    def step(self, model: str) -> tuple:
+        """The settings objects of a Python model of this pack (see STEP_SETTINGS)."""
+        return step_settings(model, self.config_dict(model))
+
+    # --- tensor names --------------------------------------------------------------------
+
+    def detector_tensors(self) -> tuple[str, list[str]]:
+        """text_detection's input name and output names (in the config's order)."""
+        config = self.config(contract.TEXT_DETECTION)
+        return config.input[0].name, [o.name for o in config.output]
+
+    def recognizer_tensors(self) -> tuple[str, list[str]]:
+        """text_recognition's input name and best-path output names, checked in its config."""
+        config = self.config(contract.TEXT_RECOGNITION)
+        outputs = [contract.BEST_CLASS, contract.BEST_SCORE]
+        missing = sorted(set(outputs) - {o.name for o in config.output})
+        if missing:
+            raise ValueError(f"text_recognition ({self.pack}) has no best-path outputs {missing}")
+        return config.input[0].name, outputs
+
+    def classifier(self) -> ClassifierModel:
+        """text_orientation's tensor names and input size ([n, C, H, W]), from its config."""
+        config = self.config(contract.TEXT_ORIENTATION)
+        model = contract.TEXT_ORIENTATION
+        if len(config.input) != 1 or len(config.output) != 1:
+            raise ValueError(f"{model} ({self.pack}) must have one input and one output")
+        (inp,), (out,) = config.input, config.output
+        *_, channels, height, width = (int(d) for d in inp.dims)
+        if min(channels, height, width) < 1:
+            raise ValueError(f"{model} ({self.pack}) needs a fixed [C, H, W] input size")
+        return ClassifierModel(inp.name, out.name, ClassifierInput(channels, height, width))
+
+    # --- settings ------------------------------------------------------------------------
+
+    def check_group_size(self, grouping: Grouping) -> None:
+        """Recognition groups must fit text_recognition's max_batch_size (when it batches)."""
+        size = grouping.recognition_group_size
+        limit = self.config(contract.TEXT_RECOGNITION).max_batch_size
+        if size < 1 or (limit and size > limit):
+            raise ValueError(
+                f"recognition_group_size {size} must be between 1 and text_recognition's "
+                f"max_batch_size {limit} ({self.pack})"
+            )
+
+    def alphabet(self, source: AlphabetSource) -> list[str]:
+        """The recognizer's class list, from its ONNX file's metadata (one source of truth)."""
+        import onnxruntime as ort  # only needed at load time
+
+        path = self.model_file(contract.TEXT_RECOGNITION)
+        if not path.is_file():
+            raise FileNotFoundError(f"no {path} (run `triton-ocr export {self.pack}`)")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        metadata = session.get_modelmeta().custom_metadata_map
+        key = source.alphabet_metadata_key
+        if key not in metadata:
+            raise ValueError(f"{path} has no metadata key {key!r} holding the alphabet")
+        alphabet = alphabet_from_metadata(metadata[key], append_space=source.append_space)
+        classes = session.get_outputs()[0].shape[-1]
+        if isinstance(classes, int) and classes != len(alphabet):
+            raise ValueError(
+                f"{path} outputs {classes} classes but its alphabet has {len(alphabet)}"
+            )
+        return alphabet
+
+    def bls(self) -> Bls:
+        """The BLS timeout, stated once in grouped_recognition's config."""
+        return self.step(contract.GROUPED_RECOGNITION)[3]
+
+    def pipeline_settings(self, alphabet: Sequence[str] | None = None) -> PipelineSettings:
+        """Every setting of the ensemble's steps for this pack: what `ocr` and the in-process
+        floor run with, so they read every image as `ensemble_model` does. `alphabet`: the
+        recognizer's classes when known (tests); by default read from its ONNX file."""
+        limits, detector_input = self.step(contract.DETECTION_PREPROCESSING)
+        lines, recognizer_input, boxes = self.step(contract.DETECTION_POSTPROCESSING)
+        _, grouping, orientation, _ = self.step(contract.GROUPED_RECOGNITION)
+        _, text_filter, source = self.step(contract.RECOGNITION_POSTPROCESSING)
+        self.check_group_size(grouping)
+        return PipelineSettings(
+            limits=limits,
+            detector_input=detector_input,
+            boxes=boxes,
+            lines=lines,
+            recognizer_input=recognizer_input,
+            grouping=grouping,
+            orientation=orientation,
+            classifier_input=self.classifier().size,
+            text_filter=text_filter,
+            alphabet=tuple(self.alphabet(source) if alphabet is None else alphabet),
+        )
+
+    def missing_files(self) -> list[Path]:
+        """The model files this pack still lacks (empty: ready to serve)."""
+        models = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
+        return [path for path in map(self.model_file, models) if not path.is_file()]

@@ -1,0 +1,202 @@
+"""A tritonserver process from start to stop: start it, wait until ready, supervise its stubs,
+drain the entry points, stop it, clean up after it; and `serve_forever`, which starts it again
+when it crashes (what `triton-ocr serve` runs).
+
+Where the binary comes from is distribution.py; what it is told, flags.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from triton_ocr.contract import ENTRY_POINTS
+from triton_ocr.runtime.distribution import build_backend_dir, find_distribution, server_environment
+from triton_ocr.runtime.errors import ServerError
+from triton_ocr.runtime.flags import (
+    ADMIN_HEADER,
+    ServerOptions,
+    admin_key,
+    container_command,
+    server_command,
+)
+from triton_ocr.runtime.processes import clean_up_after
+from triton_ocr.runtime.supervisor import StubSupervisor, admin_post, supervisor_log
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# a server that crashes within CRASH_WINDOW_S of its start is restarted after a pause, so a crash
+# loop does not spin
+CRASH_WINDOW_S = 60.0
+RESTART_PAUSE_S = 5.0
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: Linux sends it SIGTERM if the parent dies, so a killed
+    test run or CLI never leaves an orphaned tritonserver holding ports and /dev/shm."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def wait_ready(url: str, process: subprocess.Popen, timeout: float) -> None:
+    """Poll `url` (the HTTP readiness endpoint) until it answers 200 or the server dies."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ServerError(f"tritonserver exited with code {process.returncode} before ready")
+        with (
+            contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError),
+            urllib.request.urlopen(url, timeout=1) as response,
+        ):
+            if response.status == 200:
+                return
+        time.sleep(0.2)
+    raise ServerError(f"tritonserver not ready after {timeout:.0f} s ({url})")
+
+
+@contextlib.contextmanager
+def running_server(
+    opts: ServerOptions, ready_timeout: float = 120.0, log_file: Path | None = None
+) -> Iterator[subprocess.Popen]:
+    """Start tritonserver on `opts.repository`, wait until ready, stop it on exit."""
+    if not (opts.repository / "ensemble_model" / "config.pbtxt").is_file():
+        raise ServerError(f"{opts.repository} is not a model repository (no ensemble_model)")
+    opts = dataclasses.replace(opts, admin_key=admin_key(opts.admin_key))  # one key, known here
+    with (
+        tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
+        contextlib.ExitStack() as stack,
+    ):
+        if opts.system_triton:
+            command = container_command(opts)
+            env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+            marker = str(opts.repository.resolve())  # one server per container
+        else:
+            dist = find_distribution()
+            backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
+            command = server_command(dist, backend_dir, opts)
+            env = server_environment(dist)
+            marker = str(backend_dir)  # this server's own
+        if log_file:  # appending, so the supervisor's lines and Triton's never overwrite
+            log_file.write_bytes(b"")
+        log = stack.enter_context(open(log_file, "ab")) if log_file else None
+        supervisor: StubSupervisor | None = None
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT if log else None,
+            cwd=tmp,  # nothing lands in the caller's working directory
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+        try:
+            host = "127.0.0.1" if opts.host in ("0.0.0.0", "") else opts.host
+            try:
+                wait_ready(
+                    f"http://{host}:{opts.http_port}/v2/health/ready", process, ready_timeout
+                )
+            except ServerError as exc:
+                if log:
+                    log.flush()
+                    raise ServerError(f"{exc}\n{log_tail(log_file)}") from exc
+                raise
+            if opts.supervise:
+                supervisor = StubSupervisor(
+                    process.pid,
+                    f"{host}:{opts.http_port}",
+                    ADMIN_HEADER,
+                    opts.admin_key,
+                    log=supervisor_log(log_file),
+                ).start()
+            yield process
+        finally:
+            if supervisor:  # first, so stubs ending with the server are not "brought back"
+                supervisor.stop()
+            if process.poll() is None:
+                drain(f"{host}:{opts.http_port}", opts.admin_key, ENTRY_POINTS)
+            stop(process)
+            # a crashed server leaves its stubs and /dev/shm regions behind
+            clean_up_after(marker, supervisor.regions if supervisor else set())
+
+
+def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]) -> int:
+    """Serve until Ctrl-C or SIGTERM, then return 0 once Triton has finished the requests in
+    flight. A tritonserver that exits on its own (a crash) is started again with `restart`
+    (pausing first if it lived under a minute, so a crash loop does not spin); without it, its
+    exit code is returned. `say` gets the status lines (ready, restarting, stopped).
+    Raises ServerError if the server cannot start."""
+    # SIGTERM stops like Ctrl-C: Triton finishes in-flight requests, then we exit 0.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    host = opts.host
+    try:
+        while True:
+            started = time.monotonic()
+            with running_server(opts) as process:
+                say(
+                    f"ready: http://{host}:{opts.http_port}  grpc {host}:{opts.grpc_port}  "
+                    f"metrics http://{host}:{opts.metrics_port}/metrics  (Ctrl-C stops)"
+                )
+                code = process.wait()
+            if not restart:
+                return code or 0
+            say(f"tritonserver exited on its own (code {code}); starting it again")
+            if time.monotonic() - started < CRASH_WINDOW_S:
+                time.sleep(RESTART_PAUSE_S)
+    except KeyboardInterrupt:
+        say("stopped")
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def drain(http_url: str, key: str, models: tuple[str, ...], timeout: float = 30.0) -> None:
+    """Unload the entry points and wait for their requests before Triton is told to stop.
+
+    Triton 2.51 on SIGTERM refuses every new request at once, the internal ones too, so an
+    ensemble or BLS request in flight fails at its next step (measured: docs/reliability.md).
+    An entry point being unloaded refuses new callers ("no available versions") and stays
+    UNLOADING until the requests already inside have finished on the models they call, which
+    stay loaded; then Triton can stop with nothing in flight."""
+
+    def call(path: str) -> bytes:
+        return admin_post(http_url, ADMIN_HEADER, key, path, timeout=10)
+
+    deadline = time.monotonic() + timeout
+    try:
+        for model in models:
+            call(f"/v2/repository/models/{model}/unload")
+        while time.monotonic() < deadline:
+            index = json.loads(call("/v2/repository/index"))
+            if not any(m.get("state") == "UNLOADING" for m in index if m["name"] in models):
+                return
+            time.sleep(0.2)
+    except (OSError, ValueError):
+        return  # the server is already going: SIGTERM follows anyway
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The end of a server log, with the errors Triton printed, for a failure message."""
+    text = path.read_text(errors="replace").splitlines()
+    return "--- end of the tritonserver log ---\n" + "\n".join(text[-lines:])
+
+
+def stop(process: subprocess.Popen, timeout: float = 40.0) -> int:
+    """SIGTERM lets Triton finish in-flight requests (within its exit timeout), then kill."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode

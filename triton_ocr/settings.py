@@ -1,0 +1,210 @@
+"""The pipeline's settings, one plain object per concept.
+
+The stage functions (triton_ocr.pipeline) and the pure pre/postprocessing modules take these
+objects and nothing else: they never read a config. triton_ocr.config fills them from the
+model repository's config.pbtxt files, which are the only place that holds the values; the
+classes have no defaults, so a missing value is an error at load time instead of a silent
+fallback. Each field is named as its key in config.pbtxt, after the class's `PREFIX` (if any).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+SINGLE_LINE_MODES = ("auto", "always", "never")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"parameter {name!r} must be one of {list(allowed)}, not {value!r}")
+
+
+def _check_length(names: tuple[str, ...], values: tuple[tuple, ...], length: int) -> None:
+    for name, value in zip(names, values, strict=True):
+        if len(value) != length:
+            raise ValueError(f"parameter {name!r} needs {length} values, got {len(value)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageLimits:
+    """What an encoded image may cost before it is decoded."""
+
+    max_image_bytes: int  # encoded size refused above this (Triton 2.51 has no body limit)
+    max_image_pixels: int  # refused before decoding above this (decompression bombs)
+
+
+@dataclasses.dataclass(frozen=True)
+class DetectorInput:
+    """Decoded image -> the detector's input tensor."""
+
+    min_side_len: int  # short side scaled up to at least this
+    max_side_len: int  # long side capped at this
+    channel_order: str  # "BGR" or "RGB": what the detector was trained on
+    layout: str  # "NCHW" or "NHWC"
+    scale: float  # input = (pixel * scale - mean) / std
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _check_choice("channel_order", self.channel_order, ("BGR", "RGB"))
+        _check_choice("layout", self.layout, ("NCHW", "NHWC"))
+        _check_length(("mean", "std"), (self.mean, self.std), 3)
+
+
+@dataclasses.dataclass(frozen=True)
+class DBBoxes:
+    """DB probability map -> boxes."""
+
+    thresh: float  # pixel probability threshold
+    box_thresh: float  # minimum mean probability inside a box
+    unclip_ratio: float  # growth of the shrunk text kernel
+    max_candidates: int
+
+
+@dataclasses.dataclass(frozen=True)
+class EASTBoxes:
+    """EAST score and geometry maps -> boxes."""
+
+    score_thresh: float  # cell score threshold
+    merge_iou: float  # locality-aware merge of neighbouring cells' boxes
+    nms_iou: float  # rotated NMS between merged boxes
+    max_candidates: int  # cells kept (strongest first) before merging
+
+
+Boxes = DBBoxes | EASTBoxes
+DETECTORS: dict[str, type[DBBoxes] | type[EASTBoxes]] = {"db": DBBoxes, "east": EASTBoxes}
+
+
+@dataclasses.dataclass(frozen=True)
+class TextLines:
+    """Which boxes become text lines, and how each is cut out of the original image."""
+
+    detector: str  # "db" or "east": which box settings apply
+    min_box_size: float  # boxes thinner than this (original pixels) are dropped
+    # Each box grows by this fraction of its height above and below before it is cropped (the
+    # returned polygon stays the detector's): the recognizer keeps the spaces between words only
+    # with room around the text, and detector boxes hug it.
+    crop_margin: float
+    # The whole image as one text line: "always" (the caller sends crops), "never", or "auto":
+    # when the image is line-shaped (at most line_max_height px tall, at least line_min_aspect
+    # times wider than tall) and detection found nothing or boxes on a single row only.
+    single_line: str
+    line_max_height: int
+    line_min_aspect: float
+
+    def __post_init__(self) -> None:
+        _check_choice("detector", self.detector, tuple(DETECTORS))
+        if not 0 <= self.crop_margin <= 1:
+            raise ValueError(
+                f"parameter 'crop_margin' must be between 0 and 1, not {self.crop_margin}"
+            )
+        _check_choice("single_line", self.single_line, SINGLE_LINE_MODES)
+
+
+@dataclasses.dataclass(frozen=True)
+class RecognizerInput:
+    """Text line crops -> the recognizer's input rows (config keys: rec_height, ...)."""
+
+    PREFIX: ClassVar[str] = "rec_"
+    height: int
+    min_width: int
+    max_width: int
+    # padded widths are rounded up to a multiple of this, so crops of different images share
+    # batch shapes and text_recognition's dynamic batcher can merge their groups (1: exact)
+    width_bucket: int
+    keep_aspect: bool  # False: every crop is stretched to max_width
+    channels: int  # 3 (BGR) or 1 (grayscale)
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _check_choice("rec_channels", self.channels, (1, 3))
+        if self.width_bucket < 1:
+            raise ValueError(f"parameter 'rec_width_bucket' must be >= 1, not {self.width_bucket}")
+        _check_length(("rec_mean", "rec_std"), (self.mean, self.std), self.channels)
+
+
+@dataclasses.dataclass(frozen=True)
+class Grouping:
+    """Crops are recognized in groups of similar width."""
+
+    recognition_group_size: int  # crops per recognizer call, after sorting by width
+
+
+@dataclasses.dataclass(frozen=True)
+class Orientation:
+    """Upside-down lines: each group goes through the 0/180-degree classifier first, and crops
+    it finds turned over with at least `orientation_threshold` are turned back."""
+
+    classify_orientation: bool
+    orientation_threshold: float
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.orientation_threshold <= 1.0:
+            value = self.orientation_threshold
+            raise ValueError(f"orientation_threshold must be in [0.5, 1], not {value}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassifierInput:
+    """The orientation classifier's fixed input size [n, channels, height, width]."""
+
+    channels: int
+    height: int
+    width: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TextFilter:
+    text_score: float  # texts below this mean CTC confidence are dropped
+
+
+@dataclasses.dataclass(frozen=True)
+class Bls:
+    """Calls from a Python model to another model of the same server."""
+
+    bls_timeout_s: float  # the longest wait for one call (then UNAVAILABLE)
+
+
+@dataclasses.dataclass(frozen=True)
+class ManyImages:
+    """The `ocr` entry point's several images per request."""
+
+    # images of one request read concurrently (1: one after the other); bounds the memory
+    # of decoded images a request holds at once
+    images_in_flight: int
+    max_images_per_request: int  # more is an INVALID_ARG: bounds one request's work and memory
+
+    def __post_init__(self) -> None:
+        if self.images_in_flight < 1:
+            raise ValueError(f"images_in_flight must be >= 1, not {self.images_in_flight}")
+        if self.max_images_per_request < 1:
+            raise ValueError(
+                f"max_images_per_request must be >= 1, not {self.max_images_per_request}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineSettings:
+    """Everything the stage functions need, for one pack (a request may override some)."""
+
+    limits: ImageLimits
+    detector_input: DetectorInput
+    boxes: Boxes
+    lines: TextLines
+    recognizer_input: RecognizerInput
+    grouping: Grouping
+    orientation: Orientation
+    classifier_input: ClassifierInput
+    text_filter: TextFilter
+    alphabet: Sequence[str]  # CTC classes, blank first
+
+    def __post_init__(self) -> None:
+        channels = self.recognizer_input.channels
+        if self.orientation.classify_orientation and channels != self.classifier_input.channels:
+            raise ValueError(
+                f"classify_orientation needs {self.classifier_input.channels}-channel recognizer "
+                f"crops; this pack's recognizer takes {channels} (turn it off)"
+            )

@@ -1,0 +1,115 @@
+"""The rows' readers: each turns encoded bytes into texts its own way.
+
+B  floor_reader: the pipeline's stages in-process, networks as onnxruntime sessions;
+C  tutorial_reader: the Triton tutorial's Part-1 design, the same stages in the client and
+   two network calls, every crop padded to the widest one (no width groups);
+served_reader: one of the server's entry points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from triton_ocr import contract
+from triton_ocr.client import OcrClient
+from triton_ocr.config.repository import Repository
+from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_lines
+from triton_ocr.postprocessing.recognition import Texts
+from triton_ocr.preprocessing.recognition import whole_batch
+from triton_ocr.settings import PipelineSettings
+from triton_ocr.tools.workload import ReadOne
+
+
+def onnx_sessions(repository: Repository, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+
+    def session(model: str):
+        path = str(repository.model_file(model))
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+    models = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
+    return tuple(session(model) for model in models)
+
+
+def floor_reader(repository: Repository, settings: PipelineSettings, threads: int) -> ReadOne:
+    """The whole pipeline in-process (pipeline.read_image): no server, the compute floor."""
+    detector, recognizer, classifier = onnx_sessions(repository, threads)
+    det_in = detector.get_inputs()[0].name
+    rec_in, best_path = repository.recognizer_tensors()
+    orientation = repository.classifier()
+
+    def detect(tensor):
+        return detector.run(None, {det_in: tensor})
+
+    def recognize(batches):
+        return [tuple(recognizer.run(best_path, {rec_in: b})) for b in batches]
+
+    def classify(inputs):
+        return [classifier.run([orientation.output], {orientation.input: x})[0] for x in inputs]
+
+    return lambda data: read_image(data, settings, detect, recognize, classify)
+
+
+def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings) -> ReadOne:
+    """Part-1 design: the client prepares and decodes, Triton only runs the two networks."""
+    import tritonclient.grpc as grpcclient
+
+    client = grpcclient.InferenceServerClient(url)
+    detector_input, detector_outputs = repository.detector_tensors()
+    recognizer_input, best_path = repository.recognizer_tensors()
+    limit = repository.config(contract.TEXT_RECOGNITION).max_batch_size or 1_000_000
+
+    def infer(model: str, name: str, array: np.ndarray, outputs: list[str]) -> list[np.ndarray]:
+        tensor = grpcclient.InferInput(name, list(array.shape), "FP32")
+        tensor.set_data_from_numpy(array)
+        wanted = [grpcclient.InferRequestedOutput(n) for n in outputs]
+        result = client.infer(model, [tensor], outputs=wanted)
+        return [result.as_numpy(n) for n in outputs]
+
+    def read(data: bytes) -> Texts:
+        s = settings
+        prepared = prepare(data, s.limits, s.detector_input)
+        maps = infer(
+            contract.TEXT_DETECTION, detector_input, prepared.detector_input, detector_outputs
+        )
+        found = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input)
+        if not found.rows:
+            return Texts.empty()
+        # every crop padded to the widest one, in as few calls as max_batch_size allows
+        batch = whole_batch(found.rows, found.padded, s.recognizer_input)
+        results = [
+            infer(contract.TEXT_RECOGNITION, recognizer_input, batch[i : i + limit], best_path)
+            for i in range(0, len(found.rows), limit)
+        ]
+        best = BestPath(*(np.concatenate(parts) for parts in zip(*results, strict=True)))
+        return read_lines(best, found.quads, s.alphabet, s.text_filter)
+
+    return read
+
+
+def served_reader(url: str, protocol: str, model: str) -> ReadOne:
+    client = OcrClient(url, protocol)
+    if model == contract.OCR_MODEL:
+        return lambda data: client.read_many([data])
+    return client.read
+
+
+def compare_entry_points(url: str, images: Sequence[tuple[str, bytes]]) -> list[dict]:
+    """Images on which `ocr` and `ensemble_model` return different texts (with the texts)."""
+    client = OcrClient(url, "grpc")
+    differences = []
+    for name, data in images:
+        (ocr,) = client.read_many([data])
+        ensemble = client.read(data)
+        ocr_texts, ensemble_texts = [x.text for x in ocr], [x.text for x in ensemble]
+        if ocr_texts != ensemble_texts:
+            only_ocr = [t for t in ocr_texts if t not in ensemble_texts]
+            only_ensemble = [t for t in ensemble_texts if t not in ocr_texts]
+            differences.append({"image": name, "ocr": only_ocr, "ensemble_model": only_ensemble})
+    return differences

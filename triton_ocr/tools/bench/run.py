@@ -1,0 +1,119 @@
+"""One benchmark run: every row on the same images, interleaved rounds, then the report."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from triton_ocr import contract
+from triton_ocr.config.repository import Repository
+from triton_ocr.tools.reference import rapidocr_reader, reference_for
+from triton_ocr.tools.workload import ReadOne, Row, bench_images, run_row
+
+from .readers import compare_entry_points, floor_reader, served_reader, tutorial_reader
+from .report import chart, environment, model_statistics, print_table, summarize
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    repository: Repository  # the pack to serve (its models exported)
+    out_dir: Path  # benchmark.json, benchmark.png and the server's log
+    shared_eval: Path | None  # labelled real images added to the rendered ones, if present
+    rounds: int  # interleaved rounds over the whole image set
+    concurrencies: Sequence[int]  # client concurrencies of the served rows
+    floor_threads: int  # onnxruntime intra-op threads of row B
+
+
+def run_benchmark(options: BenchOptions) -> dict:
+    """Serve the pack and measure every row on it; row A is the pack's RapidOCR release."""
+    from triton_ocr.runtime.flags import ServerOptions, free_ports
+    from triton_ocr.runtime.server import running_server
+
+    repository, pack = options.repository, options.repository.pack
+    out_dir, floor_threads = options.out_dir, options.floor_threads
+
+    # Row A's engine, built once before the server starts (east-str, which has no reference, or
+    # a missing RapidOCR fails at once) and reused every round: rapidocr 3.x loads its models
+    # on the first call, which the warm-up then makes, outside the timed rounds.
+    read_a = rapidocr_reader(pack)
+    print(f"pack {pack}; row A: {reference_for(pack).label} in-process", file=sys.stderr)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    named_images = bench_images(options.shared_eval)
+    images = [data for _, data in named_images]
+    settings = repository.pipeline_settings()
+    a = Row("A rapidocr in-process", 1)
+    b = Row("B floor in-process", 1)
+    c = Row("C tutorial two calls (grpc)", 1)
+    served = [
+        Row(f"{model} {protocol}", conc)
+        for model in contract.ENTRY_POINTS
+        for protocol in ("http", "grpc")
+        for conc in options.concurrencies
+    ]
+    http, grpc, metrics = free_ports(3)
+    opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=pack)
+    urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
+    start = time.perf_counter()
+    with running_server(opts, log_file=out_dir / "tritonserver.log"):
+        cold_start = time.perf_counter() - start
+        first = time.perf_counter()
+        served_reader(urls["grpc"], "grpc", contract.OCR_MODEL)(images[0])
+        first_request = time.perf_counter() - first
+        readers: dict[str, Callable[[], ReadOne]] = {
+            a.name: lambda: read_a,
+            b.name: lambda: floor_reader(repository, settings, floor_threads),
+            c.name: lambda: tutorial_reader(urls["grpc"], repository, settings),
+        }
+        for row in served:
+            model, protocol = row.name.split()
+            readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
+        rows = [a, b, c, *served]
+        for row in rows:  # warm up every path once (sessions, connections, server caches)
+            readers[row.name]()(images[0])
+        for round_index in range(options.rounds):
+            for row in rows:
+                run_row(row, readers[row.name], images)
+                print(
+                    f"round {round_index + 1}/{options.rounds} {row.name} c={row.concurrency}: "
+                    f"{row.throughput:.2f} img/s",
+                    file=sys.stderr,
+                )
+        stats = model_statistics(urls["http"])
+        differences = compare_entry_points(urls["grpc"], named_images)
+    ocr_c1 = next(
+        r for r in served if r.name == f"{contract.OCR_MODEL} grpc" and r.concurrency == 1
+    )
+    first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
+    summary = summarize(rows, a, b)
+    result = {
+        "command": " ".join(sys.argv),
+        "images": len(images),
+        "rounds": options.rounds,
+        "environment": environment(repository, floor_threads),
+        "cold_start_s": cold_start,
+        "first_request_s": first_request,
+        "steady_first_image_ocr_grpc_c1_s": first_image_steady,
+        "rows": summary,
+        "model_statistics": stats,
+        "ocr_vs_ensemble_differences": differences,
+    }
+    (out_dir / "benchmark.json").write_text(json.dumps(result, indent=2))
+    chart(summary, out_dir / "benchmark.png")
+    print_table(summary)
+    print(
+        f"\ncold start to ready: {cold_start:.2f} s; first request (ocr, grpc, image 0): "
+        f"{first_request * 1000:.0f} ms; the same image later: {first_image_steady * 1000:.0f} ms"
+    )
+    print("\nper model (Triton statistics): requests, mean ms queued / computing")
+    for name, s in sorted(stats.items()):
+        print(f"  {name:28} {s['requests']:>6} {s['queue_ms']:8.1f} {s['compute_infer_ms']:8.1f}")
+    print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
+    for diff in differences:
+        print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")
+    print(f"\nwrote {out_dir / 'benchmark.json'} and {out_dir / 'benchmark.png'}")
+    return result
