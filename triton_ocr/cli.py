@@ -245,7 +245,7 @@ def bench(
     """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
     design, and the server's ensemble_model and ocr over HTTP/gRPC (needs the bench
     environment: make bench)."""
-    from triton_ocr.tools.bench import BenchOptions, run_benchmark
+    from triton_ocr.tools.bench.run import BenchOptions, run_benchmark
     from triton_ocr.tools.reference import ReferenceNotInstalled, reference_for
 
     try:

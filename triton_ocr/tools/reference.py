@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from triton_ocr.tools.evaluation.runner import Reader
+if TYPE_CHECKING:  # bench's row A runs this module alone in a fresh process: import little
+    from triton_ocr.tools.evaluation.runner import Reader
 
 
 @dataclass(frozen=True)

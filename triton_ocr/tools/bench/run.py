@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import sys
@@ -12,11 +13,12 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.tools.reference import rapidocr_reader, reference_for
+from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import ReadOne, Row, bench_images, run_row
 
-from .readers import compare_entry_points, floor_reader, served_reader, tutorial_reader
+from .readers import compare_entry_points, served_reader, tutorial_reader
 from .report import chart, environment, model_statistics, print_table, summarize
+from .worker import FreshProcess
 
 
 @dataclass(frozen=True)
@@ -37,15 +39,23 @@ def run_benchmark(options: BenchOptions) -> dict:
     repository, pack = options.repository, options.repository.pack
     out_dir, floor_threads = options.out_dir, options.floor_threads
 
-    # Row A's engine, built once before the server starts (east-str, which has no reference, or
-    # a missing RapidOCR fails at once) and reused every round: rapidocr 3.x loads its models
-    # on the first call, which the warm-up then makes, outside the timed rounds.
-    read_a = rapidocr_reader(pack)
-    print(f"pack {pack}; row A: {reference_for(pack).label} in-process", file=sys.stderr)
+    reference = reference_for(pack)  # east-str has no reference: it fails here, at once
+    print(f"pack {pack}; row A: {reference.label} in-process", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
     named_images = bench_images(options.shared_eval)
     images = [data for _, data in named_images]
     settings = repository.pipeline_settings()
+
+    def fresh(row: str) -> FreshProcess:
+        return FreshProcess(row, pack, repository.path, floor_threads, images)
+
+    # Row A alone first, in its own fresh process with nothing else running: what a user sees,
+    # and what the bench's row A must match.
+    alone = Row("A alone", 1)
+    with fresh("A") as worker:
+        for _ in range(options.rounds):
+            worker.round(alone)
+    print(f"row A alone: {alone.throughput:.2f} img/s", file=sys.stderr)
     a = Row("A rapidocr in-process", 1)
     b = Row("B floor in-process", 1)
     c = Row("C tutorial two calls (grpc)", 1)
@@ -59,25 +69,29 @@ def run_benchmark(options: BenchOptions) -> dict:
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=pack)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
     start = time.perf_counter()
-    with running_server(opts, log_file=out_dir / "tritonserver.log"):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(running_server(opts, log_file=out_dir / "tritonserver.log"))
         cold_start = time.perf_counter() - start
         first = time.perf_counter()
         served_reader(urls["grpc"], "grpc", contract.OCR_MODEL)(images[0])
         first_request = time.perf_counter() - first
+        # rows A and B in their own fresh processes, warmed up as they start
+        workers = {row.name: stack.enter_context(fresh(row.name[0])) for row in (a, b)}
         readers: dict[str, Callable[[], ReadOne]] = {
-            a.name: lambda: read_a,
-            b.name: lambda: floor_reader(repository, settings, floor_threads),
             c.name: lambda: tutorial_reader(urls["grpc"], repository, settings),
         }
         for row in served:
             model, protocol = row.name.split()
             readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
         rows = [a, b, c, *served]
-        for row in rows:  # warm up every path once (sessions, connections, server caches)
+        for row in rows[2:]:  # warm up every path once (sessions, connections, server caches)
             readers[row.name]()(images[0])
         for round_index in range(options.rounds):
             for row in rows:
-                run_row(row, readers[row.name], images)
+                if row.name in workers:
+                    workers[row.name].round(row)
+                else:
+                    run_row(row, readers[row.name], images)
                 print(
                     f"round {round_index + 1}/{options.rounds} {row.name} c={row.concurrency}: "
                     f"{row.throughput:.2f} img/s",
@@ -90,6 +104,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     )
     first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
     summary = summarize(rows, a, b)
+    match = a.throughput / alone.throughput if alone.throughput else float("nan")
     result = {
         "command": " ".join(sys.argv),
         "images": len(images),
@@ -99,14 +114,25 @@ def run_benchmark(options: BenchOptions) -> dict:
         "first_request_s": first_request,
         "steady_first_image_ocr_grpc_c1_s": first_image_steady,
         "rows": summary,
+        "row_a_alone": {
+            "images_per_s": alone.throughput,
+            "p50_ms": alone.percentile(50) * 1000,
+            "in_bench_over_alone": match,
+            "within_5_percent": abs(match - 1) <= 0.05,
+        },
         "model_statistics": stats,
         "ocr_vs_ensemble_differences": differences,
     }
     (out_dir / "benchmark.json").write_text(json.dumps(result, indent=2))
     chart(summary, out_dir / "benchmark.png")
     print_table(summary)
+    verdict = "within 5%" if abs(match - 1) <= 0.05 else "NOT within 5%: the ratios to A are off"
     print(
-        f"\ncold start to ready: {cold_start:.2f} s; first request (ocr, grpc, image 0): "
+        f"\nrow A in the bench {a.throughput:.2f} img/s, alone in a fresh process "
+        f"{alone.throughput:.2f} img/s ({match:.2f}x, {verdict})"
+    )
+    print(
+        f"cold start to ready: {cold_start:.2f} s; first request (ocr, grpc, image 0): "
         f"{first_request * 1000:.0f} ms; the same image later: {first_image_steady * 1000:.0f} ms"
     )
     print("\nper model (Triton statistics): requests, mean ms queued / computing")

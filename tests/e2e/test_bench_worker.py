@@ -1,0 +1,27 @@
+"""Bench rows A and B run in processes of their own, started fresh (tools/bench/worker.py): the
+floor's worker reads real images round by round and hands its times back."""
+
+from __future__ import annotations
+
+import pytest
+
+from triton_ocr.config.packs import DEFAULT_PACK
+from triton_ocr.tools.bench.worker import FreshProcess
+from triton_ocr.tools.samples import render, render_blank
+from triton_ocr.tools.workload import Row
+
+
+def test_the_floor_runs_round_by_round_in_its_own_process(repository):
+    images = [render().png, render_blank()]
+    row = Row("B floor in-process", 1)
+    with FreshProcess("B", DEFAULT_PACK, repository, 1, images) as worker:
+        assert worker.process.pid and worker.load_s > 0
+        worker.round(row)
+        worker.round(row)
+    assert row.images == 4 and len(row.latencies) == 4 and row.wall >= sum(row.latencies)
+    assert worker.process.returncode == 0
+
+
+def test_a_worker_that_cannot_start_says_so(repository):
+    with pytest.raises(RuntimeError, match="row C's process ended"):
+        FreshProcess("C", DEFAULT_PACK, repository, 1, [render_blank()])

@@ -1,0 +1,138 @@
+"""An in-process row in a process of its own, started fresh, as its user would run it.
+
+Row A (the pack's RapidOCR release) and row B (this project's pipeline with onnxruntime) read
+images in the caller's process in real use. Measured inside the bench process, after the
+server's client threads and the other rows' allocations, RapidOCR ran 20-30% slower than alone,
+which overstated the service's lead. So each runs here, in a fresh interpreter that loads only
+its engine, and the bench drives it round by round (interleaved with the served rows) over a
+pipe:
+
+    python -m triton_ocr.tools.bench.worker ROW PACK REPOSITORY FLOOR_THREADS IMAGE...
+
+It loads the engine, reads the images into memory, reads the first image once (model loading
+and warm-up stay out of the timed rounds) and prints `{"ready": load seconds}`. Then each line
+`round` on stdin reads every image once, one after the other, and prints
+`{"latencies": [...], "wall": seconds}`; end of input ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the worker itself imports only its engine
+    from triton_ocr.tools.workload import Row
+
+ROWS = ("A", "B")
+
+
+def engine(row: str, pack: str, repository: Path, floor_threads: int):
+    """The row's reader: bytes -> texts."""
+    if row == "A":
+        from triton_ocr.tools.reference import rapidocr_reader
+
+        return rapidocr_reader(pack)
+    from triton_ocr.config.repository import Repository
+
+    from .readers import floor_reader
+
+    configs = Repository(repository, pack)
+    return floor_reader(configs, configs.pipeline_settings(), floor_threads)
+
+
+def timed_round(read, images: list[bytes]) -> dict:
+    latencies = []
+    start = time.perf_counter()
+    for data in images:
+        began = time.perf_counter()
+        read(data)
+        latencies.append(time.perf_counter() - began)
+    return {"latencies": latencies, "wall": time.perf_counter() - start}
+
+
+def main(argv: list[str]) -> int:
+    row, pack, repository, floor_threads, *paths = argv
+    if row not in ROWS:
+        raise SystemExit(f"row must be one of {ROWS}, not {row!r}")
+    # the answers get their own copy of stdout; whatever an engine prints goes to stderr
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    started = time.perf_counter()
+    read = engine(row, pack, Path(repository), int(floor_threads))
+    images = [Path(p).read_bytes() for p in paths]
+    read(images[0])
+    answers.write(json.dumps({"ready": time.perf_counter() - started}) + "\n")
+    answers.flush()
+    for line in sys.stdin:
+        if line.strip() == "round":
+            answers.write(json.dumps(timed_round(read, images)) + "\n")
+            answers.flush()
+    return 0
+
+
+class FreshProcess:
+    """The bench's side of a worker: a fresh interpreter for one row, one timed round per call.
+
+    Use as a context manager; the images are handed over as files in a temporary folder.
+    """
+
+    def __init__(
+        self, row: str, pack: str, repository: Path, floor_threads: int, images: Sequence[bytes]
+    ) -> None:
+        self.row = row
+        self._folder = tempfile.TemporaryDirectory(prefix="triton-ocr-bench-")
+        paths = []
+        for index, data in enumerate(images):
+            path = Path(self._folder.name) / f"{index:04d}"
+            path.write_bytes(data)
+            paths.append(str(path))
+        command = [sys.executable, "-m", __name__, row, pack, str(repository), str(floor_threads)]
+        self.process = subprocess.Popen(
+            [*command, *paths], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        try:
+            self.load_s: float = self._answer()["ready"]
+        except BaseException:
+            self.process.kill()
+            self.process.wait()
+            self._folder.cleanup()
+            raise
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            code = self.process.wait()
+            raise RuntimeError(f"row {self.row}'s process ended (exit code {code})")
+        return json.loads(line)
+
+    def round(self, row: Row) -> None:
+        """Every image once, in the worker; the times are added to `row`."""
+        self.process.stdin.write("round\n")
+        self.process.stdin.flush()
+        result = self._answer()
+        row.latencies.extend(result["latencies"])
+        row.wall += result["wall"]
+        row.images += len(result["latencies"])
+
+    def __enter__(self) -> FreshProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._folder.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
