@@ -76,7 +76,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         served_reader(urls["grpc"], "grpc", contract.OCR_MODEL)(images[0])
         first_request = time.perf_counter() - first
         # rows A and B in their own fresh processes, warmed up as they start
-        workers = {row.name: stack.enter_context(fresh(row.name[0])) for row in (a, b)}
+        workers = {a.name: stack.enter_context(fresh("A")), b.name: stack.enter_context(fresh("B"))}
         readers: dict[str, Callable[[], ReadOne]] = {
             c.name: lambda: tutorial_reader(urls["grpc"], repository, settings),
         }
