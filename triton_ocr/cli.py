@@ -143,6 +143,9 @@ def serve(
     restart: bool = typer.Option(
         True, help="Start tritonserver again if it exits on its own (a crash)."
     ),
+    gpu: bool = typer.Option(
+        False, help="The GPU variant of the default pack (KIND_GPU, TensorRT FP16)."
+    ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM.
 
@@ -163,6 +166,7 @@ def serve(
         log_verbose,
         pack,
         system_triton=container,
+        gpu=gpu,
     )
     try:
         code = serve_forever(opts, restart, say=lambda line: typer.echo(line, err=True))
@@ -237,7 +241,7 @@ def bench(
     shared_eval: Path = SHARED_EVAL_OPTION,
     rounds: int = typer.Option(2, help="Interleaved rounds over the whole image set."),
     concurrency: list[int] = typer.Option([1, 2, 4, 8], help="Client concurrencies to measure."),
-    floor_threads: int = typer.Option(2, help="onnxruntime intra-op threads of row B."),
+    floor_threads: int = typer.Option(2, help="Threads of each network in row B."),
     pack: str = typer.Option(
         DEFAULT_PACK, help="PP-OCR pack to serve: ppocr-v6 or ppocr (its RapidOCR is row A)."
     ),
@@ -366,3 +370,34 @@ def faults(
     found = pack_repository(repository, DEFAULT_PACK)
     kills = [k for k in kill if k]  # `--kill ''`: no kill drill
     run_faults(FaultsOptions(found, shared_eval, out, kills, freeze, bls_timeout, supervise))
+
+
+@app.command("perf-analyzer")
+def perf_analyzer(
+    binary: Path = typer.Option(
+        ..., exists=True, dir_okay=False, help="perf_analyzer (make .perf-analyzer/perf_analyzer)."
+    ),
+    url: str = typer.Option(None, help="A running server's gRPC host:port (default: start one)."),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack to serve: {', '.join(PACKS)}."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+    out: Path = typer.Option(
+        Path("bench-results/perf-analyzer"), help="Folder for perf_analyzer.json and its CSVs."
+    ),
+    concurrency_max: int = typer.Option(4, help="Concurrencies measured: 1 to this."),
+    measurement_interval: int = typer.Option(10_000, help="Milliseconds per measurement window."),
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+) -> None:
+    """NVIDIA's perf_analyzer on ensemble_model and ocr over gRPC, one bench image per request,
+    at concurrency 1 to --concurrency-max; prints throughput and p50/p90/p99 latency."""
+    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.tools.perf_analyzer import PerfAnalyzerOptions, run_perf_analyzer, succeeded
+
+    found = pack_repository(repository, pack, exported=url is None)  # a server of its own
+    options = PerfAnalyzerOptions(
+        binary, found, url, shared_eval, out, concurrency_max, measurement_interval
+    )
+    try:
+        result = run_perf_analyzer(options)
+    except ServerError as exc:
+        fail(str(exc), 1)
+    raise typer.Exit(0 if succeeded(result) else 1)

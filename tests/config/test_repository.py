@@ -4,11 +4,12 @@ contract, and what Repository reads for every pack."""
 import dataclasses
 
 import pytest
+from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from tests.conftest import REPOSITORY
 from triton_ocr import contract
-from triton_ocr.config.packs import DEFAULT_PACK, PACKS
+from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANT, PACKS, model_config_name
 from triton_ocr.config.repository import Repository
 from triton_ocr.settings import Grouping
 
@@ -72,14 +73,55 @@ def test_ensemble_steps_use_declared_tensors(pack):
     assert {o.name for o in ensemble.output} <= available
 
 
+NETWORKS = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
+# Where OpenVINO's FP32 CPU accelerator measured faster than ONNX Runtime's CPU provider
+# (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
+OPENVINO_ON_CPU = {
+    "ppocr-v6": {contract.TEXT_DETECTION, contract.TEXT_ORIENTATION},
+    "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION},
+    "east-str": {contract.TEXT_ORIENTATION},
+}
+
+
+def cpu_accelerators(config) -> list[str]:
+    return [a.name for a in config.optimization.execution_accelerators.cpu_execution_accelerator]
+
+
 @pytest.mark.parametrize("pack", PACKS)
-@pytest.mark.parametrize("model", [contract.TEXT_DETECTION, contract.TEXT_RECOGNITION])
-def test_onnx_models_use_kind_auto(model, pack):
+@pytest.mark.parametrize("model", NETWORKS)
+def test_networks_run_on_onnxruntime_with_kind_auto(model, pack):
     config = Repository(REPOSITORY, pack).config(model)
     assert config.backend == "onnxruntime"
     assert [g.kind for g in config.instance_group] == [
         model_config_pb2.ModelInstanceGroup.KIND_AUTO
     ]
+    expected = ["openvino"] if model in OPENVINO_ON_CPU[pack] else []
+    assert cpu_accelerators(config) == expected
+
+
+@pytest.mark.parametrize("model", NETWORKS)
+def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model):
+    default = Repository(REPOSITORY, DEFAULT_PACK).config(model)
+    gpu = text_format.Parse(
+        (REPOSITORY / model / "configs" / f"{GPU_VARIANT}.pbtxt").read_text(),
+        model_config_pb2.ModelConfig(),
+    )
+    # the same file, tensors and batch limit: only where and how it runs differ
+    for field in ("name", "default_model_filename", "backend", "max_batch_size", "input", "output"):
+        assert getattr(gpu, field) == getattr(default, field), (model, field)
+    assert [g.kind for g in gpu.instance_group] == [model_config_pb2.ModelInstanceGroup.KIND_GPU]
+    assert cpu_accelerators(gpu) == []
+    (tensorrt,) = gpu.optimization.execution_accelerators.gpu_execution_accelerator
+    assert tensorrt.name == "tensorrt" and tensorrt.parameters["precision_mode"] == "FP16"
+    # one TensorRT profile over every shape the pipeline sends (no engine rebuilds)
+    assert {"trt_profile_min_shapes", "trt_profile_max_shapes"} <= set(tensorrt.parameters)
+    assert gpu.HasField("dynamic_batching") == (model == contract.TEXT_RECOGNITION)
+
+
+def test_the_gpu_variant_is_the_default_packs():
+    assert model_config_name(DEFAULT_PACK, gpu=True) == GPU_VARIANT
+    with pytest.raises(ValueError, match="GPU variant"):
+        model_config_name("ppocr", gpu=True)
 
 
 @pytest.mark.parametrize("pack", PACKS)

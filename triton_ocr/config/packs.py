@@ -12,6 +12,9 @@ from pathlib import Path
 
 DEFAULT_PACK = "ppocr-v6"
 PACKS = ("ppocr-v6", "ppocr", "east-str")
+# The default pack's GPU variant: configs/gpu.pbtxt of the networks (KIND_GPU, TensorRT at FP16,
+# dynamic batching of recognition); the Python steps keep config.pbtxt, as Triton falls back to it.
+GPU_VARIANT = "gpu"
 
 
 def check_pack(pack: str) -> str:
@@ -30,6 +33,11 @@ def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
     )
 
 
-def model_config_name(pack: str) -> str | None:
-    """The value of tritonserver's --model-config-name for `pack` (None for the default)."""
+def model_config_name(pack: str, gpu: bool = False) -> str | None:
+    """The value of tritonserver's --model-config-name for `pack` (None for the default), or
+    for its GPU variant."""
+    if gpu:
+        if check_pack(pack) != DEFAULT_PACK:
+            raise ValueError(f"the GPU variant is prepared for {DEFAULT_PACK} only, not {pack}")
+        return GPU_VARIANT
     return None if check_pack(pack) == DEFAULT_PACK else pack

@@ -3,7 +3,8 @@
 The wheel ships `tritonserver`, its Python backend and one backend stub per Python version. We lay
 out a private backend directory (in a temporary folder, never the working directory) holding:
   python/       the Python backend library, utils and the stub for this interpreter's version;
-  onnxruntime/  our Python-based `onnxruntime` backend (model.py), standing in for the C++ one.
+  onnxruntime/, openvino/  our Python-based backends of those names (model.py, backends/shim.py),
+                standing in for the container's C++ ones.
 The stub links against the shared libpython of the same version, which many systems lack:
 `check_stub` names it and `ensure_libpython` (`triton-ocr doctor --fix`) installs it.
 """
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from triton_ocr.runtime.errors import ServerError
 
-BACKEND_MODEL = Path(__file__).parent / "backends" / "onnxruntime" / "model.py"
+BACKENDS = Path(__file__).parent / "backends"
+NETWORK_BACKENDS = ("onnxruntime", "openvino")  # each a folder of BACKENDS with a model.py
 LIBPYTHON_PACKAGE = "libpython{major}.{minor}"  # Debian/Ubuntu package of the shared runtime
 
 
@@ -116,7 +118,7 @@ def ensure_libpython(fix: bool) -> str:
 
 
 def build_backend_dir(dist: TritonDistribution, target: Path) -> Path:
-    """Populate `target` with the python backend and our `onnxruntime` Python-based backend."""
+    """Populate `target` with the python backend and our Python-based network backends."""
     python_dir = target / "python"
     python_dir.mkdir(parents=True)
     # Copies, not symlinks: Triton refuses backend files whose real path leaves the directory.
@@ -124,9 +126,9 @@ def build_backend_dir(dist: TritonDistribution, target: Path) -> Path:
     for item in ("libtriton_python.so", "triton_python_backend_utils.py"):
         shutil.copy2(dist.python_backend / item, python_dir / item)
     shutil.copy2(check_stub(dist), python_dir / "triton_python_backend_stub")
-    ort_dir = target / "onnxruntime"
-    ort_dir.mkdir()
-    shutil.copy2(BACKEND_MODEL, ort_dir / "model.py")
+    for backend in NETWORK_BACKENDS:
+        (target / backend).mkdir()
+        shutil.copy2(BACKENDS / backend / "model.py", target / backend / "model.py")
     return target
 
 

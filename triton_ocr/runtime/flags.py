@@ -43,6 +43,7 @@ class ServerOptions:
     admin_key: str | None = None
     supervise: bool = True  # reload a model whose stub process died (supervisor.py)
     system_triton: bool = False  # the container's tritonserver and backends, not the wheel's
+    gpu: bool = False  # the default pack's GPU variant (packs.GPU_VARIANT)
 
 
 def free_ports(count: int) -> list[int]:
@@ -94,7 +95,11 @@ def triton_flags(opts: ServerOptions) -> list[str]:
         "--model-control-mode=explicit",
         "--load-model=*",
         *restriction_flags(admin_key(opts.admin_key)),
-        *([f"--model-config-name={name}"] if (name := model_config_name(opts.pack)) else []),
+        *(
+            [f"--model-config-name={name}"]
+            if (name := model_config_name(opts.pack, opts.gpu))
+            else []
+        ),
     ]
 
 

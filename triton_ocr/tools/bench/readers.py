@@ -1,6 +1,6 @@
 """The rows' readers: each turns encoded bytes into texts its own way.
 
-B  floor_reader: the pipeline's stages in-process, networks as onnxruntime sessions;
+B  floor_reader: the pipeline's stages in-process, networks on the runtime their configs name;
 C  tutorial_reader: the Triton tutorial's Part-1 design, the same stages in the client and
    two network calls, every crop padded to the widest one (no width groups);
 served_reader: one of the server's entry points.
@@ -18,34 +18,32 @@ from triton_ocr.config.repository import Repository
 from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_lines
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.preprocessing.recognition import whole_batch
+from triton_ocr.runtime.backends.engines import Engine, open_engine
 from triton_ocr.settings import PipelineSettings
 from triton_ocr.tools.workload import ReadOne
 
 
-def onnx_sessions(repository: Repository, threads: int):
-    import onnxruntime as ort
+def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
+    """Detector, recognizer and classifier on the runtime and parameters their configs name
+    (what the server runs), each with `threads` threads."""
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-
-    def session(model: str):
-        path = str(repository.model_file(model))
-        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    def engine(model: str) -> Engine:
+        config = repository.config_dict(model)
+        return open_engine(config, repository.model_file(model), threads=threads)
 
     models = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
-    return tuple(session(model) for model in models)
+    return tuple(engine(model) for model in models)
 
 
 def floor_reader(repository: Repository, settings: PipelineSettings, threads: int) -> ReadOne:
     """The whole pipeline in-process (pipeline.read_image): no server, the compute floor."""
-    detector, recognizer, classifier = onnx_sessions(repository, threads)
-    det_in = detector.get_inputs()[0].name
+    detector, recognizer, classifier = network_engines(repository, threads)
+    det_in, det_out = repository.detector_tensors()
     rec_in, best_path = repository.recognizer_tensors()
     orientation = repository.classifier()
 
     def detect(tensor):
-        return detector.run(None, {det_in: tensor})
+        return detector.run(det_out, {det_in: tensor})
 
     def recognize(batches):
         return [tuple(recognizer.run(best_path, {rec_in: b})) for b in batches]

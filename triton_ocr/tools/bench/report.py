@@ -36,18 +36,21 @@ def model_statistics(url: str) -> dict[str, dict[str, float]]:
 
 def environment(repository: Repository, floor_threads: int) -> dict:
     import onnxruntime
+    import openvino
 
     pack = repository.pack
     threads = {}
     models = (
         contract.TEXT_DETECTION,
         contract.TEXT_RECOGNITION,
+        contract.TEXT_ORIENTATION,
         contract.GROUPED_RECOGNITION,
         contract.OCR_MODEL,
     )
     for model in models:
         config = repository.config(model)
         threads[model] = {
+            "backend": config.backend,
             "parameters": {k: v.string_value for k, v in config.parameters.items()},
             "instances": [g.count for g in config.instance_group],
         }
@@ -57,10 +60,11 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         "machine": platform.machine(),
         "python": sys.version.split()[0],
         "onnxruntime": onnxruntime.__version__,
+        "openvino": openvino.get_version(),
         "pack": pack,
         "reference": reference_for(pack).label,
         "rapidocr_threads": "onnxruntime default (intra_op_num_threads=-1: all cores)",
-        "floor_intra_op_threads": floor_threads,
+        "floor_threads": floor_threads,
         "server_models": threads,
     }
 

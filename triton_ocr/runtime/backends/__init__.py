@@ -1,0 +1,3 @@
+"""The network backends the pytriton wheel lacks, in Python: engines.py (ONNX Runtime and
+OpenVINO, configured as the C++ backends are), shim.py (Triton's side), and one
+`<backend>/model.py` per backend name, copied into the server's backend directory."""

@@ -1,0 +1,182 @@
+"""The network runtimes behind a model config's `backend`: ONNX Runtime and OpenVINO.
+
+One `Engine` per model file, built from the config's `parameters` with the meaning the NGC
+container's C++ backends give them, so the same config runs alike there and here:
+  - onnxruntime: `intra_op_thread_count`, `inter_op_thread_count`; the CUDA provider on a GPU
+    instance when the installed onnxruntime has it; on a CPU instance, the `openvino`
+    cpu_execution_accelerator runs the whole graph on OpenVINO in FP32, as the container's
+    ONNX Runtime (built with the OpenVINO execution provider, device CPU, precision FP32) does;
+  - openvino (CPU only, as in Triton's openvino backend): `INFERENCE_NUM_THREADS`,
+    `COMPILATION_NUM_THREADS`, `NUM_STREAMS` (a number, AUTO or NUMA), `PERFORMANCE_HINT`
+    (LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT) and `HINT_BF16` (YES); any other key is an
+    error there, so it is one here.
+Used by the Python-based backends (backends/<name>/model.py) and by the bench's in-process floor,
+which must run the networks on the runtime the configs name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# What a run returns: the wanted outputs, in the order asked.
+Run = Callable[[Sequence[str], Mapping[str, np.ndarray]], list[np.ndarray]]
+
+
+class BadInput(ValueError):
+    """The runtime refused a request's tensors (shape or type): the caller's error."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    run: Run
+    describe: str  # runtime, device and precision, for the load log
+
+
+def onnxruntime_engine(
+    path: Path,
+    parameters: Mapping[str, str],
+    kind: str = "CPU",
+    device_id: int = 0,
+    accelerators: Sequence[str] = (),
+) -> Engine:
+    if kind == "CPU" and "openvino" in accelerators:
+        # Here ONNX Runtime would hand every node to the OpenVINO provider, which compiles the
+        # graph for OpenVINO's CPU plugin at FP32 (never BF16, its default on AMX CPUs); this
+        # runs OpenVINO so directly. The provider leaves threads to OpenVINO; we keep the
+        # config's intra_op_thread_count so instances do not oversubscribe the cores.
+        threads = parameters.get("intra_op_thread_count")
+        properties: dict[str, object] = {"INFERENCE_PRECISION_HINT": "f32"}
+        if threads:
+            properties["INFERENCE_NUM_THREADS"] = int(threads)
+        return openvino_engine(path, properties)
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    for key, attribute in (
+        ("intra_op_thread_count", "intra_op_num_threads"),
+        ("inter_op_thread_count", "inter_op_num_threads"),
+    ):
+        if key in parameters:
+            setattr(options, attribute, int(parameters[key]))
+    providers: list = ["CPUExecutionProvider"]
+    if kind == "GPU" and "CUDAExecutionProvider" in ort.get_available_providers():
+        providers.insert(0, ("CUDAExecutionProvider", {"device_id": device_id}))
+    session = ort.InferenceSession(str(path), options, providers=providers)
+    refused = (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError)
+
+    def run(wanted: Sequence[str], feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        try:
+            return session.run(list(wanted), dict(feeds))
+        except refused as exc:
+            raise BadInput(str(exc)) from exc
+
+    return Engine(
+        inputs=tuple(i.name for i in session.get_inputs()),
+        outputs=tuple(o.name for o in session.get_outputs()),
+        run=run,
+        describe=f"onnxruntime {ort.__version__} {session.get_providers()[0]}",
+    )
+
+
+def openvino_properties(parameters: Mapping[str, str]) -> dict[str, object]:
+    """The openvino backend's config parameters as OpenVINO CPU properties (values are
+    case-insensitive there, as here)."""
+    properties: dict[str, object] = {}
+    for key, raw in parameters.items():
+        value = raw.strip().upper()
+        if key in ("INFERENCE_NUM_THREADS", "COMPILATION_NUM_THREADS"):
+            if not value.isdigit():
+                raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
+            properties[key] = int(value)
+        elif key == "HINT_BF16":
+            if value != "YES":
+                raise ValueError(f"HINT_BF16 must be YES, got {raw!r}")
+            properties["INFERENCE_PRECISION_HINT"] = "bf16"
+        elif key == "NUM_STREAMS":
+            if value not in ("AUTO", "NUMA") and not value.isdigit():
+                raise ValueError(f"NUM_STREAMS must be AUTO, NUMA or a number, got {raw!r}")
+            properties[key] = int(value) if value.isdigit() else value
+        elif key == "PERFORMANCE_HINT":
+            if value not in ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"):
+                raise ValueError(
+                    "PERFORMANCE_HINT must be LATENCY, THROUGHPUT or CUMULATIVE_THROUGHPUT, "
+                    f"got {raw!r}"
+                )
+            properties[key] = value
+        else:
+            raise ValueError(f"the parameter {key!r} is not supported by the openvino backend")
+    return properties
+
+
+def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
+    """OpenVINO's CPU plugin with these properties (OpenVINO's own names)."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(str(path), "CPU", dict(properties))
+    request = compiled.create_infer_request()
+    outputs = tuple(o.get_any_name() for o in compiled.outputs)
+
+    shapes = {i.get_any_name(): i.get_partial_shape() for i in compiled.inputs}
+
+    def run(wanted: Sequence[str], feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        # OpenVINO does not always check a fixed dimension itself (it may compute garbage)
+        for name, value in feeds.items():
+            if name in shapes and not shapes[name].compatible(ov.PartialShape(list(value.shape))):
+                raise BadInput(f"input {name!r} has shape {list(value.shape)}, not {shapes[name]}")
+        try:
+            # copies the outputs (share_outputs=False): the next run reuses the request's memory
+            results = request.infer(dict(feeds))
+        except (RuntimeError, TypeError, ValueError) as exc:
+            raise BadInput(str(exc).strip().splitlines()[-1]) from exc  # the check that failed
+        return [results[compiled.output(name)] for name in wanted]
+
+    precision = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+    return Engine(
+        inputs=tuple(i.get_any_name() for i in compiled.inputs),
+        outputs=outputs,
+        run=run,
+        describe=f"openvino {ov.get_version().split('-')[0]} CPU {precision}",
+    )
+
+
+# Each runtime's key for "threads one run may use", for callers that set it (the bench's floor).
+THREADS_KEY = {"onnxruntime": "intra_op_thread_count", "openvino": "INFERENCE_NUM_THREADS"}
+
+
+def accelerators(config: Mapping[str, Any]) -> list[str]:
+    """The names of a config's cpu_execution_accelerator list (JSON-like config dict)."""
+    listed = config.get("optimization", {}).get("execution_accelerators", {})
+    return [a["name"] for a in listed.get("cpu_execution_accelerator", [])]
+
+
+def parameters_of(config: Mapping[str, Any]) -> dict[str, str]:
+    return {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
+
+
+def open_engine(
+    config: Mapping[str, Any],
+    path: Path,
+    kind: str = "CPU",
+    device_id: int = 0,
+    threads: int | None = None,
+) -> Engine:
+    """The engine a model config (JSON-like dict, as Triton hands it over) asks for, on its
+    `backend` with its `parameters`; `threads` overrides the config's thread count."""
+    backend = config.get("backend", "")
+    if backend not in THREADS_KEY:
+        raise ValueError(f"no engine for backend {backend!r}; known: {sorted(THREADS_KEY)}")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing (run `triton-ocr export`)")
+    parameters = parameters_of(config)
+    if threads is not None:
+        parameters[THREADS_KEY[backend]] = str(threads)
+    if backend == "openvino":
+        return openvino_engine(path, openvino_properties(parameters))
+    return onnxruntime_engine(path, parameters, kind, device_id, accelerators(config))
