@@ -26,7 +26,7 @@ PERF_ANALYZER := $(PERF_DIR)/perf_analyzer
 LIBB64_VERSION ?= 1.2-5+b1
 LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82
 
-.PHONY: setup setup-export demo test lint bench perf-analyzer export serve lock clean
+.PHONY: setup setup-export demo test lint bench perf-analyzer gpu-check export serve lock clean
 
 # $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
 # packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
@@ -122,6 +122,13 @@ $(PERF_ANALYZER): locks/perf-analyzer.txt | $(STAMP)
 		'	exec "$$here/bin/perf_analyzer" "$$@"' > $(PERF_ANALYZER).tmp
 	chmod +x $(PERF_ANALYZER).tmp
 	mv $(PERF_ANALYZER).tmp $(PERF_ANALYZER)
+
+# On a machine with an NVIDIA GPU: the default pack's GPU variant (configs/gpu.pbtxt: KIND_GPU,
+# TensorRT FP16, dynamic batching of recognition), checked to run on the GPU, and its served rows
+# (bench-results/gpu-check/). Outside the NGC container the Python-based backend needs
+# onnxruntime-gpu; in it: `docker run --gpus all --entrypoint triton-ocr IMAGE gpu-check --container`.
+gpu-check: export
+	$(BIN)/triton-ocr gpu-check $(GPU_ARGS)
 
 # The default pack's ONNX files into repository/ (the wheel is downloaded once, then cached).
 export: setup

@@ -260,6 +260,28 @@ def bench(
         fail(str(exc), 2)
 
 
+@app.command("bench-networks")
+def bench_networks_command(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {', '.join(PACKS)}."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+    out: Path = typer.Option(None, help="Also write the rows to this JSON file."),
+) -> None:
+    """Each network on each CPU runtime a config can name (ONNX Runtime, ONNX Runtime with
+    the OpenVINO accelerator at FP32, the openvino backend), on the tensors the pipeline sends
+    for the bench images: ms per image, speed-up, largest output difference."""
+    import json
+
+    from triton_ocr.tools.bench.networks import bench_networks, print_rows
+    from triton_ocr.tools.workload import bench_images
+
+    found = pack_repository(repository, pack)
+    rows = bench_networks(found, [data for _, data in bench_images(shared_eval)])
+    print_rows(rows)
+    if out:
+        out.write_text(json.dumps(rows, indent=2))
+
+
 @app.command()
 def tune(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
@@ -401,3 +423,23 @@ def perf_analyzer(
     except ServerError as exc:
         fail(str(exc), 1)
     raise typer.Exit(0 if succeeded(result) else 1)
+
+
+@app.command("gpu-check")
+def gpu_check(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    out: Path = typer.Option(Path("bench-results/gpu-check"), help="Folder for gpu-check.json."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+    concurrency: list[int] = typer.Option([1, 4, 8, 16], help="Client concurrencies."),
+    rounds: int = typer.Option(2, help="Rounds over the whole image set."),
+    container: bool = typer.Option(
+        False, help="Run the NGC container's tritonserver and C++ backends."
+    ),
+) -> None:
+    """On a GPU machine: serve the default pack's GPU variant (KIND_GPU, TensorRT FP16), check
+    its networks run on the GPU, print the served rows; exit 1 if any check fails."""
+    from triton_ocr.tools.gpu_check import GpuCheckOptions, run_gpu_check
+
+    found = pack_repository(repository, DEFAULT_PACK)
+    result = run_gpu_check(GpuCheckOptions(found, out, shared_eval, concurrency, rounds, container))
+    raise typer.Exit(1 if result["problems"] else 0)

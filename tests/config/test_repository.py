@@ -77,9 +77,9 @@ NETWORKS = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_OR
 # Where OpenVINO's FP32 CPU accelerator measured faster than ONNX Runtime's CPU provider
 # (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
 OPENVINO_ON_CPU = {
-    "ppocr-v6": {contract.TEXT_DETECTION, contract.TEXT_ORIENTATION},
-    "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION},
-    "east-str": {contract.TEXT_ORIENTATION},
+    "ppocr-v6": {contract.TEXT_DETECTION},
+    "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
+    "east-str": set(),
 }
 
 

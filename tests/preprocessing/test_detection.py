@@ -60,6 +60,15 @@ def test_normalize_values():
     assert np.allclose(out[..., 0], 1.0) and np.allclose(out[..., 1:], -1.0)
 
 
+def test_normalize_in_place_equals_the_plain_formula_to_the_bit():
+    image = np.random.default_rng(0).integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+    plain = (image.astype(np.float32) * np.float32(1 / 255) - np.float32(mean)) / np.float32(std)
+    assert np.array_equal(normalize(image, mean, std, 1 / 255), plain)
+    chw = normalize(image, mean, std, 1 / 255, channels_first=True)
+    assert chw.flags.c_contiguous and np.array_equal(chw, plain.transpose(2, 0, 1))
+
+
 def test_detection_input_nchw_bgr():
     image = np.zeros((300, 500, 3), np.uint8)
     image[..., 0] = 255  # blue in BGR

@@ -14,6 +14,7 @@ from triton_ocr.runtime.backends.engines import (
     accelerators,
     open_engine,
     openvino_properties,
+    providers_for,
 )
 
 WEIGHTS = np.arange(12, dtype=np.float32).reshape(3, 4) / 7 - 0.5
@@ -92,8 +93,8 @@ def test_threads_override_the_config(model):
 
 
 def test_accelerators_are_read_from_the_config():
-    assert accelerators(CONFIGS["onnxruntime+openvino"]) == ["openvino"]
-    assert accelerators(CONFIGS["onnxruntime"]) == []
+    assert accelerators(CONFIGS["onnxruntime+openvino"]) == {"openvino": {}}
+    assert accelerators(CONFIGS["onnxruntime"]) == {}
 
 
 def test_openvino_parameters_mean_what_the_openvino_backend_reads():
@@ -126,3 +127,27 @@ def test_open_engine_names_what_is_missing(model, tmp_path):
         open_engine(CONFIGS["onnxruntime"], tmp_path / "absent.onnx")
     with pytest.raises(ValueError, match="no engine for backend 'tensorrt'"):
         open_engine(config("tensorrt"), model)
+
+
+def test_a_kind_gpu_config_without_cuda_is_an_error_not_a_silent_cpu_run(model):
+    gpu_only = {**CONFIGS["onnxruntime"], "instance_group": [{"kind": "KIND_GPU", "count": 1}]}
+    with pytest.raises(RuntimeError, match="no CUDA provider"):
+        open_engine(gpu_only, model, kind="GPU")
+
+
+def test_tensorrt_comes_first_with_the_backends_parameter_meanings():
+    tensorrt = {"precision_mode": "FP16", "max_workspace_size_bytes": "1024", "trt_foo": "1"}
+    available = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
+    providers = providers_for(available, "GPU", 1, {"tensorrt": tensorrt})
+    assert [p if isinstance(p, str) else p[0] for p in providers] == available
+    assert providers[0][1] == {
+        "device_id": 1,
+        "trt_fp16_enable": True,
+        "trt_int8_enable": False,
+        "trt_max_workspace_size": 1024,
+        "trt_foo": "1",
+    }
+    assert providers_for(available, "CPU", 0, {"tensorrt": tensorrt}) == ["CPUExecutionProvider"]
+    assert [p[0] for p in providers_for(available[1:], "GPU", 0, {"tensorrt": tensorrt})[:1]] == [
+        "CUDAExecutionProvider"
+    ]

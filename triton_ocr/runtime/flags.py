@@ -90,6 +90,9 @@ def triton_flags(opts: ServerOptions) -> list[str]:
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
         "--exit-timeout-secs=30",
+        # every model loads at once (Triton's default is 4 at a time): cold start to ready here
+        # went from 5.7-6.1 s to 4.3-5.1 s (docs/benchmarks.md)
+        "--model-load-thread-count=16",
         # every model loaded at start, as before; explicit control lets the supervisor reload a
         # model whose stub died (load/unload are behind the admin key)
         "--model-control-mode=explicit",

@@ -58,15 +58,27 @@ def stubs(server_pid: int) -> list[Stub]:
     return sorted(found, key=lambda s: s.instance)
 
 
-def rss_bytes(pid: int) -> int:
-    """Resident memory of one process (0 if it is gone)."""
+def _kib_field(pid: int, file: str, field: str) -> int:
+    """A "Field:   N kB" line of /proc/<pid>/<file>, in bytes (0 if the process is gone)."""
     try:
-        for line in (PROC / str(pid) / "status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in (PROC / str(pid) / file).read_text().splitlines():
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
     except OSError:
         return 0
     return 0
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of one process (0 if it is gone)."""
+    return _kib_field(pid, "status", "VmRSS:")
+
+
+def pss_bytes(pid: int) -> int:
+    """Proportional memory of one process (0 if it is gone): its own pages plus its share of
+    pages mapped by several (libraries, numpy, the stub): summed over processes, what they take
+    together, where a sum of RSS counts every shared page once per process."""
+    return _kib_field(pid, "smaps_rollup", "Pss:")
 
 
 def shm_bytes(regions: list[str]) -> tuple[int, int]:
@@ -89,6 +101,7 @@ class MemorySample:
     stubs_rss: int
     shm_used: int
     shm_size: int
+    total_pss: int = 0  # server + stubs, proportional (pss_bytes)
 
     @property
     def total_rss(self) -> int:
@@ -99,7 +112,12 @@ def sample(server_pid: int, seconds: float) -> MemorySample:
     current = stubs(server_pid)
     used, size = shm_bytes([s.shm_region for s in current])
     return MemorySample(
-        seconds, rss_bytes(server_pid), sum(rss_bytes(s.pid) for s in current), used, size
+        seconds,
+        rss_bytes(server_pid),
+        sum(rss_bytes(s.pid) for s in current),
+        used,
+        size,
+        pss_bytes(server_pid) + sum(pss_bytes(s.pid) for s in current),
     )
 
 

@@ -3,7 +3,9 @@
 One `Engine` per model file, built from the config's `parameters` with the meaning the NGC
 container's C++ backends give them, so the same config runs alike there and here:
   - onnxruntime: `intra_op_thread_count`, `inter_op_thread_count`; the CUDA provider on a GPU
-    instance when the installed onnxruntime has it; on a CPU instance, the `openvino`
+    instance when the installed onnxruntime has it (TensorRT first where the config's `tensorrt`
+    gpu_execution_accelerator asks and it is there; KIND_GPU without CUDA is an error, not a
+    silent CPU run); on a CPU instance, the `openvino`
     cpu_execution_accelerator runs the whole graph on OpenVINO in FP32, as the container's
     ONNX Runtime (built with the OpenVINO execution provider, device CPU, precision FP32) does;
   - openvino (CPU only, as in Triton's openvino backend): `INFERENCE_NUM_THREADS`,
@@ -44,9 +46,11 @@ def onnxruntime_engine(
     parameters: Mapping[str, str],
     kind: str = "CPU",
     device_id: int = 0,
-    accelerators: Sequence[str] = (),
+    cpu_accelerators: Sequence[str] = (),
+    gpu_accelerators: Mapping[str, Mapping[str, str]] | None = None,
+    require_gpu: bool = False,
 ) -> Engine:
-    if kind == "CPU" and "openvino" in accelerators:
+    if kind == "CPU" and "openvino" in cpu_accelerators:
         # Here ONNX Runtime would hand every node to the OpenVINO provider, which compiles the
         # graph for OpenVINO's CPU plugin at FP32 (never BF16, its default on AMX CPUs); this
         # runs OpenVINO so directly. The provider leaves threads to OpenVINO; we keep the
@@ -65,9 +69,12 @@ def onnxruntime_engine(
     ):
         if key in parameters:
             setattr(options, attribute, int(parameters[key]))
-    providers: list = ["CPUExecutionProvider"]
-    if kind == "GPU" and "CUDAExecutionProvider" in ort.get_available_providers():
-        providers.insert(0, ("CUDAExecutionProvider", {"device_id": device_id}))
+    providers = providers_for(ort.get_available_providers(), kind, device_id, gpu_accelerators)
+    if require_gpu and providers[0] == "CPUExecutionProvider":
+        raise RuntimeError(
+            f"{path.name}: the config asks for KIND_GPU, but this onnxruntime has no CUDA "
+            "provider (install onnxruntime-gpu of the same version, or serve in the NGC container)"
+        )
     session = ort.InferenceSession(str(path), options, providers=providers)
     refused = (ort.capi.onnxruntime_pybind11_state.InvalidArgument, ValueError)
 
@@ -83,6 +90,33 @@ def onnxruntime_engine(
         run=run,
         describe=f"onnxruntime {ort.__version__} {session.get_providers()[0]}",
     )
+
+
+def providers_for(
+    available: Sequence[str],
+    kind: str,
+    device_id: int,
+    gpu_accelerators: Mapping[str, Mapping[str, str]] | None,
+) -> list:
+    """ONNX Runtime providers for an instance: on a GPU, TensorRT (when the config asks for it
+    and this onnxruntime has it) before CUDA, with the C++ backend's parameter meanings."""
+    providers: list = ["CPUExecutionProvider"]
+    if kind != "GPU" or "CUDAExecutionProvider" not in available:
+        return providers
+    providers.insert(0, ("CUDAExecutionProvider", {"device_id": device_id}))
+    tensorrt = (gpu_accelerators or {}).get("tensorrt")
+    if tensorrt is not None and "TensorrtExecutionProvider" in available:
+        options: dict[str, object] = {"device_id": device_id}
+        for key, value in tensorrt.items():
+            if key == "precision_mode":
+                options["trt_fp16_enable"] = value.upper() == "FP16"
+                options["trt_int8_enable"] = value.upper() == "INT8"
+            elif key == "max_workspace_size_bytes":
+                options["trt_max_workspace_size"] = int(value)
+            else:  # trt_* keys are the provider's own option names
+                options[key] = value
+        providers.insert(0, ("TensorrtExecutionProvider", options))
+    return providers
 
 
 def openvino_properties(parameters: Mapping[str, str]) -> dict[str, object]:
@@ -150,10 +184,14 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
 THREADS_KEY = {"onnxruntime": "intra_op_thread_count", "openvino": "INFERENCE_NUM_THREADS"}
 
 
-def accelerators(config: Mapping[str, Any]) -> list[str]:
-    """The names of a config's cpu_execution_accelerator list (JSON-like config dict)."""
+def accelerators(config: Mapping[str, Any], device: str = "cpu") -> dict[str, dict[str, str]]:
+    """A config's `<device>_execution_accelerator` list (JSON-like config dict): name ->
+    parameters."""
     listed = config.get("optimization", {}).get("execution_accelerators", {})
-    return [a["name"] for a in listed.get("cpu_execution_accelerator", [])]
+    return {
+        a["name"]: dict(a.get("parameters", {}))
+        for a in listed.get(f"{device}_execution_accelerator", [])
+    }
 
 
 def parameters_of(config: Mapping[str, Any]) -> dict[str, str]:
@@ -179,4 +217,13 @@ def open_engine(
         parameters[THREADS_KEY[backend]] = str(threads)
     if backend == "openvino":
         return openvino_engine(path, openvino_properties(parameters))
-    return onnxruntime_engine(path, parameters, kind, device_id, accelerators(config))
+    require_gpu = any(g.get("kind") == "KIND_GPU" for g in config.get("instance_group", []))
+    return onnxruntime_engine(
+        path,
+        parameters,
+        kind,
+        device_id,
+        list(accelerators(config)),
+        accelerators(config, "gpu"),
+        require_gpu,
+    )

@@ -51,6 +51,9 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         config = repository.config(model)
         threads[model] = {
             "backend": config.backend,
+            "cpu_accelerators": [
+                a.name for a in config.optimization.execution_accelerators.cpu_execution_accelerator
+            ],
             "parameters": {k: v.string_value for k, v in config.parameters.items()},
             "instances": [g.count for g in config.instance_group],
         }

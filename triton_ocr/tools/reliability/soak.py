@@ -204,6 +204,7 @@ def run_soak(options: SoakOptions) -> dict:
             print(
                 f"{samples[-1].seconds:6.0f} s  {sum(tally.outcomes.values())} requests  "
                 f"rss {samples[-1].total_rss / 2**20:.0f} MiB  "
+                f"pss {samples[-1].total_pss / 2**20:.0f} MiB  "
                 f"shm {samples[-1].shm_used / 2**20:.0f} MiB",
                 file=sys.stderr,
             )
@@ -235,6 +236,8 @@ def run_soak(options: SoakOptions) -> dict:
         "warmup_s": warmup_s,
         "memory": {
             "rss_server_and_stubs": growth(samples, warmup_s, "total_rss"),
+            # what server and stubs take together (shared pages counted once)
+            "pss_server_and_stubs": growth(samples, warmup_s, "total_pss"),
             "rss_server": growth(samples, warmup_s, "server_rss"),
             "shm_used": growth(samples, warmup_s, "shm_used"),
             "shm_regions_size": growth(samples, warmup_s, "shm_size"),
