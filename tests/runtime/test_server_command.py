@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from triton_ocr import contract
 from triton_ocr.runtime.distribution import TritonDistribution
 from triton_ocr.runtime.errors import ServerError
 from triton_ocr.runtime.flags import (
@@ -32,6 +33,18 @@ def test_default_pack_uses_config_pbtxt():
 
 def test_east_str_pack_selects_its_config_variant():
     assert "--model-config-name=east-str" in command(pack="east-str")
+
+
+def test_the_gpu_variant_is_a_config_name_of_the_default_pack():
+    assert "--model-config-name=gpu" in command(gpu=True)
+    with pytest.raises(ValueError, match="GPU variant"):
+        command(pack="ppocr", gpu=True)
+
+
+def test_every_model_loads_at_once():
+    # Triton loads 4 at a time by default
+    (flag,) = [a for a in command() if a.startswith("--model-load-thread-count=")]
+    assert int(flag.split("=")[1]) >= len(contract.MODELS)
 
 
 def test_binds_where_told_and_loopback_by_default():
