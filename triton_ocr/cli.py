@@ -214,7 +214,9 @@ def doctor(
 
 @app.command()
 def read(
-    images: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Image files."),
+    images: list[str] = typer.Argument(
+        ..., help="Image files, folders (read recursively), or - for a list of paths on stdin."
+    ),
     url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
     protocol: str = typer.Option("http", help="http or grpc."),
     as_json: bool = typer.Option(False, "--json", help="Print text, polygon and score per line."),
@@ -222,12 +224,17 @@ def read(
     line: bool = typer.Option(
         False, "--line", help="Each image is one pre-cropped word or line: no detection."
     ),
+    concurrency: int = typer.Option(1, min=1, help="Requests in flight."),
 ) -> None:
-    """Send each image to the OCR service and print the recognized lines; an image that cannot
-    be read is reported on stderr (the others are still read) and the exit code is 1."""
-    from triton_ocr.client.client import ReadOptions, read_images
+    """Send each image to the OCR service and print the recognized lines in input order; an
+    image that cannot be read is reported on stderr (the others are still read) and the exit
+    code is 1. A summary line goes to stderr at the end."""
+    from triton_ocr.client.client import ReadOptions, collect_inputs, read_images
 
-    code = read_images(ReadOptions(images, url, protocol, as_json, timeout, line))
+    found = collect_inputs(images)
+    if not found:
+        fail("no image files found in the arguments", 2)
+    code = read_images(ReadOptions(found, url, protocol, as_json, timeout, line, concurrency))
     raise typer.Exit(code)
 
 

@@ -76,3 +76,25 @@ def test_retries_stop_at_the_count_and_at_the_deadline():
     with pytest.raises(InferenceServerException):
         with_retries(call, 2.0, 10, 0.5, clock, clock.sleep)
     assert clock.now < 2.0 + 0.9  # no wait that would end past the deadline
+
+
+def test_inputs_are_files_folders_and_stdin_lists(tmp_path):
+    import io
+
+    from triton_ocr.client.client import collect_inputs
+
+    scans = tmp_path / "scans"
+    (scans / "2024" / "march").mkdir(parents=True)
+    for name in ("b.PNG", "a.jpg", "2024/march/c.tiff", "2024/notes.txt", "2024/march/d.pdf.bak"):
+        (scans / name).write_bytes(b"x")
+    single = tmp_path / "single.webp"
+    single.write_bytes(b"x")
+    listed = io.StringIO(f"{single}\n\n  {tmp_path / 'gone.png'}  \n")
+    found = collect_inputs([str(scans), str(single), "-"], listed)
+    assert found == [
+        scans / "2024" / "march" / "c.tiff",  # recursive, sorted, image suffixes in any case
+        scans / "a.jpg",
+        scans / "b.PNG",
+        single,  # once, though given twice
+        tmp_path / "gone.png",  # kept: reading it reports that it is missing
+    ]

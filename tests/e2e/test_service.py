@@ -180,3 +180,33 @@ def test_triton_ocr_read_subcommand(server, tmp_path):
         timeout=120,
     ).stdout
     assert [normalize(t) for t in out.splitlines()] == [normalize(t) for t in SAMPLE.texts]
+
+
+def test_read_takes_folders_and_stdin_with_requests_in_flight(server, tmp_path):
+    scans = tmp_path / "scans" / "inner"
+    scans.mkdir(parents=True)
+    (scans / "a.png").write_bytes(SAMPLE.png)
+    (scans / "b.png").write_bytes(b"not an image at all")  # refused; the others are still read
+    (scans / "notes.txt").write_text("skipped: not an image suffix")
+    listed = tmp_path / "c.png"
+    listed.write_bytes(SAMPLE.png)
+    cli = Path(sys.executable).parent / "triton-ocr"
+    done = subprocess.run(
+        [str(cli), "read", str(tmp_path / "scans"), "-", "--url", server.http]
+        + ["--concurrency", "2", "--json"],
+        input=f"{listed}\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1  # one file failed
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["image"] for r in records] == [str(scans / "a.png"), str(listed)]  # input order
+    for record in records:
+        assert [normalize(x["text"]) for x in record["lines"]] == [
+            normalize(t) for t in SAMPLE.texts
+        ]
+    errors = done.stderr.splitlines()
+    assert errors[0].startswith(f"error: {scans / 'b.png'}: ")
+    assert errors[-1].startswith(f"3 files, {2 * len(SAMPLE.texts)} lines, 1 failed, ")
