@@ -27,6 +27,7 @@ MODELS = (
     OCR_MODEL,
 )
 ENTRY_POINTS = (ENSEMBLE_MODEL, OCR_MODEL)  # the models callers reach
+NETWORKS = (TEXT_DETECTION, TEXT_RECOGNITION, TEXT_ORIENTATION)  # the ONNX models
 
 # `ensemble_model`: one encoded image per call (the Triton guide's Part 5 contract).
 INPUT_IMAGE = "input_image"  # UINT8 [1, nbytes]: the encoded file, batch of one

@@ -73,7 +73,6 @@ def test_ensemble_steps_use_declared_tensors(pack):
     assert {o.name for o in ensemble.output} <= available
 
 
-NETWORKS = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
 # Where OpenVINO's FP32 CPU accelerator measured faster than ONNX Runtime's CPU provider
 # (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
 OPENVINO_ON_CPU = {
@@ -88,7 +87,7 @@ def cpu_accelerators(config) -> list[str]:
 
 
 @pytest.mark.parametrize("pack", PACKS)
-@pytest.mark.parametrize("model", NETWORKS)
+@pytest.mark.parametrize("model", contract.NETWORKS)
 def test_networks_run_on_onnxruntime_with_kind_auto(model, pack):
     config = Repository(REPOSITORY, pack).config(model)
     assert config.backend == "onnxruntime"
@@ -99,7 +98,7 @@ def test_networks_run_on_onnxruntime_with_kind_auto(model, pack):
     assert cpu_accelerators(config) == expected
 
 
-@pytest.mark.parametrize("model", NETWORKS)
+@pytest.mark.parametrize("model", contract.NETWORKS)
 def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model):
     default = Repository(REPOSITORY, DEFAULT_PACK).config(model)
     gpu = text_format.Parse(

@@ -28,7 +28,7 @@ from triton_ocr.tools.bench.readers import served_reader
 from triton_ocr.tools.bench.report import model_statistics
 from triton_ocr.tools.workload import Row, bench_images, run_row
 
-NETWORKS = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
+NETWORKS = contract.NETWORKS
 
 
 @dataclass(frozen=True)

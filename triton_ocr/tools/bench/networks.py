@@ -22,21 +22,19 @@ import numpy as np
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.pipeline import read_image
-from triton_ocr.runtime.backends.engines import Engine, open_engine, parameters_of
+from triton_ocr.runtime.backends.engines import THREADS_KEY, Engine, open_engine, parameters_of
 
-NETWORKS = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
 RUNTIMES = ("onnxruntime", "onnxruntime+openvino", "openvino")
-THREADS = {"onnxruntime": "intra_op_thread_count", "openvino": "INFERENCE_NUM_THREADS"}
 
 
 def runtime_config(config: dict, runtime: str) -> dict:
     """`config` (a network's, JSON-like) made to run on `runtime`, same thread count."""
-    threads = parameters_of(config).get(THREADS["onnxruntime"], "1")
+    threads = parameters_of(config).get(THREADS_KEY["onnxruntime"], "1")
     out = copy.deepcopy(config)
     out.pop("optimization", None)
     backend = "openvino" if runtime == "openvino" else "onnxruntime"
     out["backend"] = backend
-    out["parameters"] = {THREADS[backend]: {"string_value": threads}}
+    out["parameters"] = {THREADS_KEY[backend]: {"string_value": threads}}
     if runtime == "onnxruntime+openvino":
         out["optimization"] = {
             "execution_accelerators": {"cpu_execution_accelerator": [{"name": "openvino"}]}
@@ -49,12 +47,13 @@ def recorded_inputs(
 ) -> dict[str, list[dict[str, np.ndarray]]]:
     """Every network call's feeds while the pipeline reads `images` in-process."""
     engines = {
-        m: open_engine(repository.config_dict(m), repository.model_file(m)) for m in NETWORKS
+        m: open_engine(repository.config_dict(m), repository.model_file(m))
+        for m in contract.NETWORKS
     }
     det_in, det_out = repository.detector_tensors()
     rec_in, best_path = repository.recognizer_tensors()
     orientation = repository.classifier()
-    calls: dict[str, list[dict[str, np.ndarray]]] = {m: [] for m in NETWORKS}
+    calls: dict[str, list[dict[str, np.ndarray]]] = {m: [] for m in contract.NETWORKS}
 
     def call(model: str, wanted: Sequence[str], feeds: dict[str, np.ndarray]) -> list:
         calls[model].append(feeds)
@@ -90,7 +89,7 @@ def time_engine(engine: Engine, calls: list[dict[str, np.ndarray]]) -> tuple[flo
 def bench_networks(repository: Repository, images: Sequence[bytes]) -> list[dict]:
     calls = recorded_inputs(repository, images)
     rows = []
-    for model in NETWORKS:
+    for model in contract.NETWORKS:
         if not calls[model]:
             continue
         config = repository.config_dict(model)
@@ -109,7 +108,7 @@ def bench_networks(repository: Repository, images: Sequence[bytes]) -> list[dict
                     "model": model,
                     "runtime": runtime,
                     "engine": engine.describe,
-                    "threads": parameters_of(config).get(THREADS["onnxruntime"], "1"),
+                    "threads": parameters_of(config).get(THREADS_KEY["onnxruntime"], "1"),
                     "calls": len(calls[model]),
                     "ms_per_image": seconds / len(images) * 1000,
                     "speedup": baseline[0] / seconds,
