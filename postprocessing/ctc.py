@@ -44,3 +44,24 @@ def ctc_decode_probabilities(
     return ctc_greedy_decode(
         probabilities.argmax(axis=2), probabilities.max(axis=2), alphabet, blank_index
     )
+
+
+def ctc_runs(
+    classes: np.ndarray, scores: np.ndarray, blank: int = 0
+) -> list[tuple[int, int, int, float]]:
+    """One best path [T] -> (class, first step, last step, probability at the first step) per
+    character greedy decoding keeps: each run of one non-blank class, in order (the characters
+    and the mean of the probabilities are ctc_greedy_decode's text and score)."""
+    classes = np.asarray(classes).reshape(-1)
+    scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+    if classes.shape != scores.shape:
+        raise ValueError(f"expected matching [T] arrays, got {classes.shape} and {scores.shape}")
+    if classes.size == 0:
+        return []
+    starts = np.flatnonzero(np.concatenate([[True], classes[1:] != classes[:-1]]))
+    ends = np.concatenate([starts[1:] - 1, [classes.size - 1]])
+    return [
+        (int(classes[s]), int(s), int(e), float(scores[s]))
+        for s, e in zip(starts, ends, strict=True)
+        if classes[s] != blank
+    ]

@@ -1,8 +1,13 @@
-"""Quadrilateral geometry: corner order, coordinate mapping, reading order."""
+"""Quadrilateral geometry: corner order, coordinate mapping, reading order, crop frames."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import cv2
 import numpy as np
+
+VERTICAL_RATIO = 1.5  # a crop this much taller than wide is a vertical line: turn it to read
 
 
 def order_quad(points: np.ndarray) -> np.ndarray:
@@ -72,3 +77,96 @@ def reading_order(quads: np.ndarray) -> np.ndarray:
         taken = set(line)
         remaining = [i for i in remaining if i not in taken]
     return np.asarray(order, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class CropFrame:
+    """Where a line's upright crop lies in the original image.
+
+    Coordinates are continuous, pixel i covering [i, i + 1] (so the resize to a recognizer row
+    is a plain scale and the turn below moves whole pixels exactly as cv2.rotate does); the
+    warp stretches the padded box onto [0, w] x [0, h] (OpenCV samples at pixel centres, half a
+    pixel apart from this, which no box here resolves).
+    """
+
+    to_crop: np.ndarray  # [3, 3] original pixels -> the upright crop's, the vertical turn included
+    width: int  # the upright crop's size, after the turn
+    height: int
+    top: float  # mean y of the box's own (unpadded) top and bottom edges in the upright crop
+    bottom: float
+    warp: np.ndarray  # [3, 3] original pixels -> the crop as warped, before the turn
+    vertical: bool  # turned 90 degrees counter-clockwise after the warp (a vertical line)
+    # [4, 2] the box's own corners in the upright crop, in its reading order (tl, tr, br, bl):
+    # its edges there are straight lines, not always level (the margin is added along the mean
+    # of the box's sides, so a perspective box's own top edge may slope in its crop)
+    box: np.ndarray
+
+
+def map_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Points [k, 2] through a 3x3 homography, float64 (degenerate ones come out non-finite)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    mapped = np.hstack([pts, np.ones((len(pts), 1))]) @ np.asarray(matrix, np.float64).T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return mapped[:, :2] / mapped[:, 2:]
+
+
+def crop_frame(quad: np.ndarray, margin: float) -> CropFrame:
+    """The crop of the tl, tr, br, bl `quad` grown by `margin` of its height above and below:
+    the padded box warped onto a w x h rectangle (w, h: its longer opposite edges, rounded),
+    turned 90 degrees counter-clockwise when h >= VERTICAL_RATIO * w."""
+    quad = np.asarray(quad)  # its own dtype: the crop's size is measured as it always was
+    padded = pad_quad(quad, margin)
+    width, height = quad_size(padded)
+    w = max(1, int(round(width)))
+    h = max(1, int(round(height)))
+    target = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    warp = cv2.getPerspectiveTransform(padded.astype(np.float32), target)
+    vertical = h >= VERTICAL_RATIO * w
+    if vertical:
+        # cv2.rotate(..., ROTATE_90_COUNTERCLOCKWISE): pixel (x, y) of the w-wide warp lands on
+        # pixel (y, w - 1 - x), i.e. [x, x+1] x [y, y+1] -> [y, y+1] x [w-x-1, w-x]
+        turn = np.array([[0, 1, 0], [-1, 0, w], [0, 0, 1]], dtype=np.float64)
+        to_crop = turn @ warp
+        size = (h, w)
+        order = [1, 2, 3, 0]  # the right edge becomes the top, read from the quad's tr
+    else:
+        to_crop = warp.astype(np.float64)
+        size = (w, h)
+        order = [0, 1, 2, 3]
+    box = map_points(to_crop, quad)[order]
+    return CropFrame(
+        to_crop=to_crop,
+        width=size[0],
+        height=size[1],
+        top=float(box[:2, 1].mean()),
+        bottom=float(box[2:, 1].mean()),
+        warp=warp,
+        vertical=bool(vertical),
+        box=box,
+    )
+
+
+def box_edge_points(frame: CropFrame, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Points [k, 2] of the box's own top and bottom edges in the upright crop at crop x, each
+    x held within its edge's ends (so they never leave the box)."""
+    x = np.asarray(x, dtype=np.float64)
+
+    def along(start: np.ndarray, end: np.ndarray, mean: float) -> np.ndarray:
+        low, high = min(start[0], end[0]), max(start[0], end[0])
+        at = np.clip(x, low, high) if np.isfinite(low) and np.isfinite(high) else x
+        run = end[0] - start[0]
+        if not np.isfinite(run) or abs(run) < 1e-9:  # an edge with no width: level at the mean
+            return np.stack([at, np.full_like(at, mean)], axis=-1)
+        return np.stack([at, start[1] + (at - start[0]) * (end[1] - start[1]) / run], axis=-1)
+
+    box = frame.box
+    return along(box[0], box[1], frame.top), along(box[3], box[2], frame.bottom)
+
+
+def to_original(frame: CropFrame, points: np.ndarray) -> np.ndarray:
+    """Points [k, 2] of the upright crop -> original pixels [k, 2] (float64)."""
+    try:
+        back = np.linalg.inv(frame.to_crop)
+    except np.linalg.LinAlgError:  # a degenerate box (all its corners on a line)
+        back = np.linalg.pinv(frame.to_crop)
+    return map_points(back, points)

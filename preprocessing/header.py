@@ -17,6 +17,7 @@ from PIL import Image
 from triton_ocr.settings import ImageLimits
 
 EXIF_ORIENTATION_TAG = 0x0112
+TIFF_WIDTH_TAG, TIFF_HEIGHT_TAG = 256, 257  # ImageWidth, ImageLength
 # Pillow's names of the formats the OpenCV build decodes; anything else Pillow recognises (GIF,
 # ICO, TGA, PSD, ...) is refused by name rather than half-supported through a second decoder.
 DECODABLE_FORMATS = {
@@ -30,10 +31,11 @@ DECODABLE_FORMATS = {
     "WEBP": "WebP",
 }
 SUPPORTED = ", ".join(sorted(set(DECODABLE_FORMATS.values())))
+PDF_MAGIC = b"%pdf"  # a PDF's first bytes (case-insensitive, after whitespace)
 # Leading bytes (case-insensitive, after whitespace) of common uploads that are not raster
 # images, for a message that says what came instead.
 NOT_IMAGES = (
-    (b"%pdf", "a PDF document"),
+    (PDF_MAGIC, "a PDF document"),
     (b"<svg", "an SVG drawing"),
     (b"<?xml", "an XML (or SVG) document"),
     (b"<!doctype html", "an HTML page"),
@@ -54,6 +56,18 @@ class ImageDecodeError(ValueError):
     """The bytes are not an image this service can read; the message names the problem."""
 
 
+class DocumentGiven(ImageDecodeError):
+    """The bytes are a document (a PDF, a TIFF with more than one page): pages, not one image.
+
+    A single-image entry point refuses it; the `ocr` entry point reads each page
+    (preprocessing.documents). `what` names it, e.g. "a PDF document", "a TIFF with 3 pages".
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}: pages, not one image")
+        self.what = what
+
+
 class TooManyPixels(ImageDecodeError):
     """Pillow refused the header as a decompression bomb (over twice its own pixel limit)."""
 
@@ -68,20 +82,70 @@ def image_header(data: bytes) -> tuple[str | None, tuple[int, int] | None, int]:
     Format and size are None when Pillow does not recognise the container; OpenCV may still
     decode it (e.g. PFM), in which case no orientation is applied.
     """
+    fmt, size, orientation, _ = header_and_pages(data)
+    return fmt, size, orientation
+
+
+def header_and_pages(data: bytes) -> tuple[str | None, tuple[int, int] | None, int, int]:
+    """image_header plus the number of pages: a TIFF's frames (its IFD chain is walked, no pixel
+    is decoded), 1 for anything else. Size and orientation are the first page's."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow warns about large images; we check below
             with Image.open(io.BytesIO(data)) as img:
-                try:
-                    orientation = int(img.getexif().get(EXIF_ORIENTATION_TAG, 1))
-                except Exception:  # a broken EXIF block must not hide a decodable image
-                    orientation = 1
-                return img.format, img.size, orientation
+                orientation = orientation_of(img)
+                return img.format, stored_size(img), orientation, tiff_pages(img)
     except Image.DecompressionBombError as exc:  # Pillow's own limit, far beyond ours
         found = re.search(r"\((\d+) pixels\)", str(exc))
         raise TooManyPixels(int(found.group(1)) if found else None) from exc
     except Exception:
-        return None, None, 1
+        return None, None, 1, 1
+
+
+def orientation_of(img: Image.Image) -> int:
+    """The EXIF (TIFF: tag 274) orientation of the current frame, 1 when absent or broken."""
+    try:
+        return int(img.getexif().get(EXIF_ORIENTATION_TAG, 1))
+    except Exception:  # a broken EXIF block must not hide a decodable image
+        return 1
+
+
+def stored_size(img: Image.Image) -> tuple[int, int]:
+    """(width, height) as stored, before the orientation is applied. Newer Pillow reports (and
+    loads) a TIFF already turned by its orientation tag; OpenCV decodes it as stored and
+    decode.py turns it."""
+    if img.format == "TIFF":
+        tags = getattr(img, "tag_v2", {})
+        width, height = tags.get(TIFF_WIDTH_TAG), tags.get(TIFF_HEIGHT_TAG)
+        if isinstance(width, int) and isinstance(height, int):
+            return width, height
+    return img.size
+
+
+def tiff_pages(img: Image.Image) -> int:
+    """The frames of an open TIFF (1 for other formats, or when the IFD chain is broken: the
+    first page is then decoded as an image, as before documents were read)."""
+    if img.format != "TIFF":
+        return 1
+    try:
+        if not getattr(img, "is_animated", False):  # no second IFD: cheap, no walk
+            return 1
+        return max(1, int(img.n_frames))
+    except Exception:
+        return 1
+
+
+def page_count_of_tiff(data: bytes) -> int:
+    """The pages of TIFF bytes (1 for anything else), from the headers only."""
+    try:
+        return header_and_pages(data)[3]
+    except TooManyPixels:
+        return 1
+
+
+def is_pdf(data: bytes) -> bool:
+    """Whether the bytes start as a PDF does (`%PDF`, after optional whitespace)."""
+    return data[:64].lstrip().lower().startswith(PDF_MAGIC)
 
 
 def what_it_is(data: bytes) -> str:
@@ -107,7 +171,14 @@ def what_it_is(data: bytes) -> str:
 
 def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str | None, int]:
     """Refuse what the header alone shows is unacceptable (empty, too many bytes or pixels, a
-    format that is not decoded); return (format or None, EXIF orientation)."""
+    format that is not decoded); return (format or None, the EXIF orientation still to apply
+    once OpenCV decoded the image: 1 for a TIFF, whose OpenCV decoder applies its orientation
+    tag itself, even with IMREAD_UNCHANGED; opencv#14609).
+
+    A document raises DocumentGiven: a PDF right after the byte checks, a multi-page TIFF after
+    its first page passed every other check (so a caller that reads documents page by page may
+    catch it and go on).
+    """
     if len(data) == 0:
         raise ImageDecodeError("empty image: the request carried 0 bytes")
     if len(data) > limits.max_image_bytes:
@@ -115,8 +186,10 @@ def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str | None, int]:
             f"image too large: {len(data)} bytes exceeds the limit of "
             f"{limits.max_image_bytes} bytes"
         )
+    if is_pdf(data):
+        raise DocumentGiven("a PDF document")
     try:
-        fmt, size, orientation = image_header(data)
+        fmt, size, orientation, pages = header_and_pages(data)
     except TooManyPixels as exc:
         raise ImageDecodeError(
             f"image too large: {exc.pixels} pixels exceeds the limit of "
@@ -131,9 +204,11 @@ def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str | None, int]:
             )
     if fmt is not None and fmt not in DECODABLE_FORMATS:
         raise ImageDecodeError(f"unsupported image format {fmt} (supported: {SUPPORTED})")
+    if pages > 1:
+        raise DocumentGiven(f"a TIFF with {pages} pages")
     if fmt == "JPEG" and data.rfind(JPEG_EOI) < data.rfind(JPEG_SOS):
         raise ImageDecodeError(
             f"cannot decode image ({len(data)} bytes): truncated JPEG data (no end-of-image "
             "marker after the last scan)"
         )
-    return fmt, orientation
+    return fmt, 1 if fmt == "TIFF" else orientation

@@ -41,6 +41,35 @@ OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
 OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
+# An item of `images` may be a document (a PDF, a multi-page TIFF): each of its pages is read as
+# an image. Lines say which page they are on; every page read is listed, with its size, even
+# when no text was found on it. An image is one page (page_index 0).
+OCR_OUTPUT_PAGE_INDEX = "page_index"  # INT32 [N]: per line, its page in its item, 0-based
+OCR_OUTPUT_PAGE_IMAGE = "page_image_index"  # INT32 [P]: per page read, its item (request order)
+OCR_OUTPUT_PAGE_SIZE = "page_size"  # INT32 [P, 2]: per page read, its width and height (pixels)
+OCR_PAGE_OUTPUTS = (OCR_OUTPUT_PAGE_INDEX, OCR_OUTPUT_PAGE_IMAGE, OCR_OUTPUT_PAGE_SIZE)
+# Word boxes (request parameter word_boxes=true; empty otherwise): one entry per word, grouped
+# by line in line order, words in reading order within their line.
+OCR_OUTPUT_WORD_TEXT = "word_text"  # BYTES [W]
+OCR_OUTPUT_WORD_POLYGONS = "word_polygons"  # FP32 [W, 4, 2]: tl, tr, br, bl, original pixels
+OCR_OUTPUT_WORD_SCORES = "word_scores"  # FP32 [W]
+OCR_OUTPUT_WORD_LINE = "word_line"  # INT32 [W]: the index of its line among the N lines
+OCR_WORD_OUTPUTS = (
+    OCR_OUTPUT_WORD_TEXT,
+    OCR_OUTPUT_WORD_POLYGONS,
+    OCR_OUTPUT_WORD_SCORES,
+    OCR_OUTPUT_WORD_LINE,
+)
+OCR_ALL_OUTPUTS = OCR_OUTPUTS + OCR_PAGE_OUTPUTS + OCR_WORD_OUTPUTS  # the config's order
+# What ensemble_model answers, and the client says before sending, when given a document (what:
+# "a PDF document", "a TIFF with 3 pages").
+DOCUMENT_REFUSED = (
+    f"{{what}}: {ENSEMBLE_MODEL} reads one image per call; send documents (PDFs, multi-page "
+    f"TIFFs) to the `{OCR_MODEL}` model, which reads each page"
+)
+# Request parameters the client sets by name (the full list: config/requests.py).
+WORD_BOXES = "word_boxes"
+PDF_DPI = "pdf_dpi"
 
 # The best path (argmax class, its probability per time step) that the export appends to every
 # recognizer: what text_recognition returns to the server's CTC decode.

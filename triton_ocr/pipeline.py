@@ -7,10 +7,11 @@
                                                  width, upside-down rows turned back first)
     read_lines       recognition_postprocessing  best path, boxes -> texts
 
-The ensemble's adapters each call their stage; `read_image_async` chains all of them for the
-`ocr` model (networks called through BLS) and `read_image` for the in-process floor (networks
-as onnxruntime sessions): the same code, so every entry point reads an image alike. The
-networks are passed in as callables; no Triton import here.
+The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
+`ocr` model (networks called through BLS, a document's pages from `open_pages` one by one) and
+`read_image` for the in-process floor (networks as onnxruntime sessions): the same code, so
+every entry point reads an image alike. The networks are passed in as callables; no Triton
+import here.
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ import numpy as np
 
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes
+from triton_ocr.postprocessing.geometry import crop_frame
 from triton_ocr.postprocessing.orientation import upside_down
-from triton_ocr.postprocessing.recognition import Texts, select_texts
+from triton_ocr.postprocessing.recognition import Texts, strong_texts
+from triton_ocr.postprocessing.words import text_words
 from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
+from triton_ocr.preprocessing.documents import Pages
+from triton_ocr.preprocessing.documents import open_pages as open_document
 from triton_ocr.preprocessing.orientation import classifier_input, turn_over
 from triton_ocr.preprocessing.recognition import recognition_groups, recognizer_rows
 from triton_ocr.settings import (
@@ -68,22 +73,39 @@ class Located:
     rows: list[np.ndarray]  # per crop: its recognizer row [C, H, widths[i]]
     widths: list[int]  # per crop: its own width in its row
     padded: list[int]  # per crop: the batch width it needs on its own
+    margin: float  # what each crop took above and below its box (crop_frame's margin)
 
 
 @dataclass(frozen=True)
 class BestPath:
     best_class: np.ndarray  # [N, T] int64, blank (0) after a crop's own steps
     best_score: np.ndarray  # [N, T] float32, 0 after a crop's own steps
+    # Where each crop's steps lie in its row (word boxes need them; the ensemble, which has
+    # none, hands on the two arrays above only): row pixels per step, and whether the row was
+    # turned 180 degrees before recognition.
+    step_widths: np.ndarray | None = None  # [N] float32
+    turned: np.ndarray | None = None  # [N] bool
 
 
 # --- the stages ------------------------------------------------------------------------------
+
+
+def open_pages(data: bytes, settings: PipelineSettings) -> Pages:
+    """Stage 0 of the `ocr` model: an item of its request -> its pages (an image is one page,
+    a PDF's pages are rendered at the request's pdf_dpi, a TIFF's frames decoded), each read
+    on demand so that a long document is never held in memory at once."""
+    return open_document(data, settings.limits, settings.documents, settings.documents.pdf_dpi)
 
 
 def prepare(
     data: bytes, limits: ImageLimits, detector: DetectorInput, detect: bool = True
 ) -> Prepared:
     """Stage 1: encoded bytes -> the original image and (with `detect`) the detector input."""
-    image = decode_image(data, limits)
+    return prepare_image(decode_image(data, limits), detector, detect)
+
+
+def prepare_image(image: np.ndarray, detector: DetectorInput, detect: bool = True) -> Prepared:
+    """Stage 1 for a page already decoded (or rendered): the detector input beside it."""
     return Prepared(image, detection_input(image, detector) if detect else None)
 
 
@@ -98,7 +120,7 @@ def locate(
     box, cut from the original image at full resolution."""
     found = text_boxes(maps, image.shape[:2], lines, boxes)
     rows, widths, padded = recognizer_rows(cut_crops(image, found.quads, found.margin), recognizer)
-    return Located(found.quads, rows, widths, padded)
+    return Located(found.quads, rows, widths, padded, found.margin)
 
 
 async def orient_groups(
@@ -107,16 +129,19 @@ async def orient_groups(
     classify: AsyncClassify,
     size: ClassifierInput,
     threshold: float,
-) -> Groups:
+) -> tuple[Groups, list[np.ndarray]]:
     """Each group's crops that the classifier finds upside down, turned back (one classifier
-    call per group, all in flight together). `widths` are the crops' own widths, by index."""
+    call per group, all in flight together), and which were, per group. `widths` are the
+    crops' own widths, by index."""
     own = [[widths[i] for i in indices] for indices, _ in groups]
     inputs = [classifier_input(batch, w, size) for (_, batch), w in zip(groups, own, strict=True)]
     probabilities = await classify(inputs)
-    return [
-        (indices, turn_over(batch, w, upside_down(p, threshold)))
-        for (indices, batch), w, p in zip(groups, own, probabilities, strict=True)
+    flags = [upside_down(p, threshold) for p in probabilities]
+    turned = [
+        (indices, turn_over(batch, w, flag))
+        for (indices, batch), w, flag in zip(groups, own, flags, strict=True)
     ]
+    return turned, flags
 
 
 def pad_steps(arrays: Sequence[np.ndarray], length: int, value, dtype) -> np.ndarray:
@@ -141,53 +166,82 @@ async def recognize_rows(
     (all groups in flight together), upside-down rows turned back first when the orientation
     classifier is on."""
     groups = recognition_groups(rows, padded, grouping.recognition_group_size)
+    turned = np.zeros(len(rows), dtype=bool)
     if groups and orientation.classify_orientation:
         threshold = orientation.orientation_threshold
-        groups = await orient_groups(groups, widths, classify, classifier, threshold)
+        groups, flags = await orient_groups(groups, widths, classify, classifier, threshold)
+        for (indices, _), flag in zip(groups, flags, strict=True):
+            turned[indices] = flag
     results = await recognize([batch for _, batch in groups]) if groups else []
     classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(rows)
     scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(rows)
-    for (indices, _), (best_class, best_score) in zip(groups, results, strict=True):
+    step_widths = np.zeros(len(rows), dtype=np.float32)
+    for (indices, batch), (best_class, best_score) in zip(groups, results, strict=True):
+        step_widths[indices] = batch.shape[-1] / max(best_class.shape[1], 1)
         for row, index in enumerate(indices):
             classes[index], scores[index] = best_class[row], best_score[row]
     steps = max((len(c) for c in classes), default=0)
     # padding steps: blank class with probability 0, which CTC decoding drops
     return BestPath(
-        pad_steps(classes, steps, 0, np.int64), pad_steps(scores, steps, 0.0, np.float32)
+        pad_steps(classes, steps, 0, np.int64),
+        pad_steps(scores, steps, 0.0, np.float32),
+        step_widths,
+        turned,
     )
 
 
 def read_lines(
-    best: BestPath, quads: np.ndarray, alphabet: Sequence[str], text_filter: TextFilter
+    best: BestPath,
+    quads: np.ndarray,
+    alphabet: Sequence[str],
+    text_filter: TextFilter,
+    words: Located | None = None,
 ) -> Texts:
-    """Stage 5: the best path of the len(quads) crops -> texts, dropping weak or empty ones.
+    """Stage 5: the best path of the len(quads) crops -> texts, dropping weak or empty ones;
+    with `words` (the crops the best path was read from), each kept text's word boxes too.
 
     Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
     """
     n = len(quads)
     decoded = ctc_greedy_decode(best.best_class[:n], best.best_score[:n], alphabet) if n else []
-    return select_texts(decoded, quads, text_filter.text_score)
+    kept = strong_texts(decoded, text_filter.text_score)
+    found = Texts.of(decoded, quads, kept)
+    if words is None or best.step_widths is None or best.turned is None:
+        return found
+    frames = [crop_frame(quads[i], words.margin) for i in kept]
+    boxes = text_words(
+        best.best_class,
+        best.best_score,
+        kept,
+        frames,
+        [words.widths[i] for i in kept],
+        best.step_widths[kept],
+        best.turned[kept],
+        alphabet,
+    )
+    return found.with_words(boxes)
 
 
 # --- the stages chained: one image ---------------------------------------------------------
 
 
-async def read_image_async(
-    data: bytes,
+async def read_page_async(
+    image: np.ndarray,
     settings: PipelineSettings,
     detect: AsyncDetect,
     recognize: AsyncRecognize,
     classify: AsyncClassify,
 ) -> Texts:
-    """Encoded image -> texts, polygons (original pixels, reading order) and confidences.
+    """A decoded image (BGR) -> texts, polygons (original pixels, reading order), confidences
+    and, when settings.words asks, word boxes.
 
-    The networks are awaited, so a caller reading several images at once (the `ocr` model,
-    with async BLS) overlaps one image's network calls with another's Python work. A caller
+    The networks are awaited, so a caller reading several pages at once (the `ocr` model,
+    with async BLS) overlaps one page's network calls with another's Python work. A caller
     who sends pre-cropped lines (single_line "always") skips the detector.
     """
     s = settings
     detect_lines = s.lines.single_line != "always"
-    prepared = prepare(data, s.limits, s.detector_input, detect_lines)
+    prepared = prepare_image(image, s.detector_input, detect_lines)
     maps = await detect(prepared.detector_input) if detect_lines else []
     located = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input)
     if not located.rows:
@@ -202,7 +256,20 @@ async def read_image_async(
         recognize,
         classify,
     )
-    return read_lines(best, located.quads, s.alphabet, s.text_filter)
+    words = located if s.words.word_boxes else None
+    return read_lines(best, located.quads, s.alphabet, s.text_filter, words)
+
+
+async def read_image_async(
+    data: bytes,
+    settings: PipelineSettings,
+    detect: AsyncDetect,
+    recognize: AsyncRecognize,
+    classify: AsyncClassify,
+) -> Texts:
+    """`read_page_async` of one encoded image (decoded with the settings' limits)."""
+    image = decode_image(data, settings.limits)
+    return await read_page_async(image, settings, detect, recognize, classify)
 
 
 def read_image(

@@ -187,6 +187,33 @@ class ManyImages:
 
 
 @dataclasses.dataclass(frozen=True)
+class Documents:
+    """Items of the `ocr` entry point that hold pages: PDFs (rendered) and multi-page TIFFs.
+    Every page is then held to ImageLimits' pixel limit, as an image would be."""
+
+    pdf_dpi: int  # resolution PDF pages are rendered at (a request may ask for another)
+    max_pdf_dpi: int  # the highest pdf_dpi a request may ask for
+    max_pages: int  # pages per request, all items together; more is an INVALID_ARG
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.pdf_dpi <= self.max_pdf_dpi:
+            raise ValueError(
+                f"pdf_dpi must be between 1 and max_pdf_dpi ({self.max_pdf_dpi}), not "
+                f"{self.pdf_dpi}"
+            )
+        if self.max_pages < 1:
+            raise ValueError(f"max_pages must be >= 1, not {self.max_pages}")
+
+
+@dataclasses.dataclass(frozen=True)
+class WordBoxes:
+    """Word boxes beside the lines: each word's text, polygon and score (CTC columns mapped
+    back through the crop's warp)."""
+
+    word_boxes: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class PipelineSettings:
     """Everything the stage functions need, for one pack (a request may override some)."""
 
@@ -200,6 +227,8 @@ class PipelineSettings:
     classifier_input: ClassifierInput
     text_filter: TextFilter
     alphabet: Sequence[str]  # CTC classes, blank first
+    documents: Documents
+    words: WordBoxes
 
     def __post_init__(self) -> None:
         channels = self.recognizer_input.channels

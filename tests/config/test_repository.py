@@ -56,7 +56,7 @@ def test_client_contract_matches_ensemble(pack):
     assert tuple(o.name for o in ensemble.output) == contract.OUTPUTS
     ocr = configs.config(contract.OCR_MODEL)
     assert [i.name for i in ocr.input] == [contract.OCR_INPUT_IMAGES]
-    assert tuple(o.name for o in ocr.output) == contract.OCR_OUTPUTS
+    assert tuple(o.name for o in ocr.output) == contract.OCR_ALL_OUTPUTS
 
 
 @pytest.mark.parametrize("pack", PACKS)
@@ -170,7 +170,7 @@ def test_copies_take_edited_configs(tmp_path):
     config = copy.config(contract.OCR_MODEL)
     config.parameters["images_in_flight"].string_value = "5"
     copy.write_config(contract.OCR_MODEL, config)
-    _, many = copy.step(contract.OCR_MODEL)
+    _, many, *_ = copy.step(contract.OCR_MODEL)
     assert many.images_in_flight == 5
-    _, many = Repository(REPOSITORY).step(contract.OCR_MODEL)
+    _, many, *_ = Repository(REPOSITORY).step(contract.OCR_MODEL)
     assert many.images_in_flight != 5

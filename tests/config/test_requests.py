@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import REPOSITORY
 from triton_ocr.config.packs import DEFAULT_PACK
 from triton_ocr.config.repository import Repository
-from triton_ocr.config.requests import REQUEST_PARAMETERS, with_overrides
+from triton_ocr.config.requests import OVERRIDABLE, REQUEST_PARAMETERS, with_overrides
 from triton_ocr.settings import PipelineSettings
 
 
@@ -37,11 +37,22 @@ def test_overrides_change_only_the_named_values():
         ({"min_side_len": 1000, "max_side_len": 900}, "min_side_len <= max_side_len"),
         ({"score_thresh": 0.5}, "does not apply to this model pack"),
         ({"crop_margin": "2"}, "crop_margin"),
+        ({"pdf_dpi": 601}, r"pdf_dpi must be between 1 and max_pdf_dpi \(600\)"),
+        ({"pdf_dpi": 0}, "pdf_dpi must be between"),
+        ({"max_pages": 1000}, "unknown request parameters"),
+        ({"max_pdf_dpi": 1200}, "unknown request parameters"),
+        ({"word_boxes": "maybe"}, "cannot read 'maybe' as bool"),
     ],
 )
 def test_bad_overrides(overrides, message):
     with pytest.raises(ValueError, match=message):
         with_overrides(settings(), overrides)
+
+
+def test_documents_and_word_boxes_per_request():
+    new = with_overrides(settings(), {"pdf_dpi": "300", "word_boxes": True})
+    assert new.documents.pdf_dpi == 300 and new.words.word_boxes is True
+    assert settings().documents.pdf_dpi == 200 and settings().words.word_boxes is False
 
 
 def test_east_pack_accepts_its_own_detector_parameters():
@@ -53,7 +64,7 @@ def test_every_request_parameter_names_a_setting(pack):
     """No accepted name is dead: each one reaches a setting of the PP-OCR packs or of east-str."""
     owners = {}
     for candidate in (settings(pack), settings("east-str")):
-        for part in ("detector_input", "boxes", "lines", "orientation", "text_filter"):
+        for part in OVERRIDABLE:
             for field in dataclasses.fields(getattr(candidate, part)):
                 owners[field.name] = part
     assert set(owners) >= REQUEST_PARAMETERS

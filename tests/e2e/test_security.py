@@ -98,8 +98,8 @@ def test_no_files_and_no_request_content_in_logs(server):
     before = snapshot(REPOSITORY), snapshot(cwd)
     with OcrClient(server.grpc, "grpc") as client:
         read = [x.text for x in client.read(image)] + [x.text for x in client.read_many([image])[0]]
-        with pytest.raises(InferenceServerException):
-            client.read(b"%PDF-1.4 not an image Confidential")
+        with pytest.raises(InferenceServerException, match="cannot read PDF"):
+            client.read_many([b"%PDF-1.4 a broken document Confidential"])
     assert any("Quimby" in text for text in read)
     assert (snapshot(REPOSITORY), snapshot(cwd)) == before
     log = server.log.read_text(errors="replace")

@@ -2,7 +2,9 @@
 
 import cv2
 import numpy as np
+import pytest
 
+from triton_ocr.postprocessing.geometry import pad_quad, quad_size
 from triton_ocr.preprocessing.crops import cut_crops, warp_crop
 
 
@@ -41,3 +43,68 @@ def test_the_margin_grows_each_crop_above_and_below():
     (tight,), (loose,) = cut_crops(image, [quad], 0.0), cut_crops(image, [quad], 0.25)
     assert tight.shape == (20, 100, 3) and loose.shape == (30, 100, 3)
     np.testing.assert_array_equal(tight, warp_crop(image, quad))
+
+
+# --- the crop geometry comes from crop_frame, and the pixels stay what they were ------------
+
+
+def reference_warp_crop(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """warp_crop as it was before crop_frame (kept verbatim as the reference)."""
+    width, height = quad_size(quad)
+    w = max(1, int(round(width)))
+    h = max(1, int(round(height)))
+    target = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    matrix = cv2.getPerspectiveTransform(quad.astype(np.float32), target)
+    crop = cv2.warpPerspective(
+        image, matrix, (w, h), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE
+    )
+    if h >= 1.5 * w:
+        crop = cv2.rotate(crop, cv2.ROTATE_90_COUNTERCLOCKWISE)
+    return crop
+
+
+def reference_cut_crops(image, quads, margin):
+    return [reference_warp_crop(image, pad_quad(quad, margin)) for quad in quads]
+
+
+def random_quads(rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    """Axis-aligned, tilted, perspective and vertical quads (tl, tr, br, bl), some reaching
+    out of the image."""
+    quads = []
+    for k in range(count):
+        kind = k % 4
+        w, h = rng.uniform(5, 220), rng.uniform(4, 60)
+        if kind == 3:  # vertical: tall and narrow
+            w, h = rng.uniform(4, 40), rng.uniform(70, 250)
+        base = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float64)
+        angle = 0.0 if kind == 0 else np.radians(rng.uniform(-40, 40))
+        rotation = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        quad = base @ rotation.T + rng.uniform(-20, 260, size=2)
+        if kind == 2:  # perspective: each corner moved on its own
+            quad += rng.uniform(-0.15, 0.15, size=(4, 2)) * min(w, h)
+        if kind == 0 and k % 8 == 0:
+            quad = np.round(quad)
+        quads.append(quad.astype(np.float32))
+    return quads
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.1, 0.25])
+def test_crops_are_the_pixels_of_the_reference_implementation(margin):
+    rng = np.random.default_rng(int(margin * 100) + 7)
+    image = rng.integers(0, 256, size=(300, 400, 3), dtype=np.uint8)
+    quads = random_quads(rng, 60)
+    odd = [
+        np.zeros((4, 2), np.float32),  # every corner on one point
+        np.array([[0, 0], [5, 0], [10, 0], [3, 0]], np.float32),  # on one line
+        np.array([[10, 10], [11, 10], [11, 200], [10, 200]], np.float32),  # 1 px wide, vertical
+    ]
+    got = cut_crops(image, quads + odd, margin)
+    expected = reference_cut_crops(image, quads + odd, margin)
+    vertical = [got[k] for k in range(3, len(quads), 4)]
+    assert all(c.shape[0] < c.shape[1] for c in vertical)  # the vertical ones were turned
+    for crop, reference in zip(got, expected, strict=True):
+        assert crop.shape == reference.shape and crop.dtype == reference.dtype
+        assert crop.tobytes() == reference.tobytes()
+    for quad in quads[:8]:  # warp_crop alone, with and without the margin
+        want = reference_warp_crop(image, pad_quad(quad, margin))
+        assert warp_crop(image, quad, margin).tobytes() == want.tobytes()

@@ -25,6 +25,7 @@ from triton_ocr.settings import (
     Bls,
     ClassifierInput,
     DetectorInput,
+    Documents,
     Grouping,
     ImageLimits,
     ManyImages,
@@ -33,6 +34,7 @@ from triton_ocr.settings import (
     RecognizerInput,
     TextFilter,
     TextLines,
+    WordBoxes,
 )
 
 
@@ -59,7 +61,7 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
     contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput),
     contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls),
     contract.RECOGNITION_POSTPROCESSING: (Pack, TextFilter, AlphabetSource),
-    contract.OCR_MODEL: (Pack, ManyImages),
+    contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes),
 }
 
 
@@ -214,6 +216,7 @@ class Repository:
         lines, recognizer_input, boxes = self.step(contract.DETECTION_POSTPROCESSING)
         _, grouping, orientation, _ = self.step(contract.GROUPED_RECOGNITION)
         _, text_filter, source = self.step(contract.RECOGNITION_POSTPROCESSING)
+        _, _, documents, words = self.step(contract.OCR_MODEL)
         self.check_group_size(grouping)
         return PipelineSettings(
             limits=limits,
@@ -226,6 +229,8 @@ class Repository:
             classifier_input=self.classifier().size,
             text_filter=text_filter,
             alphabet=tuple(self.alphabet(source) if alphabet is None else alphabet),
+            documents=documents,
+            words=words,
         )
 
     def missing_files(self) -> list[Path]:

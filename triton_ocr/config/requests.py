@@ -27,10 +27,20 @@ REQUEST_PARAMETERS = frozenset(
         "score_thresh",
         "merge_iou",
         "nms_iou",
+        "pdf_dpi",  # up to the server's max_pdf_dpi (Documents checks it)
+        "word_boxes",
     }
 )
 # the settings objects a request parameter may belong to
-OVERRIDABLE = ("detector_input", "boxes", "lines", "orientation", "text_filter")
+OVERRIDABLE = (
+    "detector_input",
+    "boxes",
+    "lines",
+    "orientation",
+    "text_filter",
+    "documents",
+    "words",
+)
 
 
 def with_overrides(settings: PipelineSettings, overrides: Mapping[str, Any]) -> PipelineSettings:

@@ -169,6 +169,25 @@ def render(
     return Sample(buffer.getvalue(), lines, size, tuple(ink_boxes))
 
 
+def word_ink_boxes(sample: Sample) -> list[tuple[str, tuple[int, int, int, int]]]:
+    """Each word of the sample's unrotated lines with its ink box (left, top, right, bottom in
+    the image): where word boxes must fall."""
+    found = []
+    for line in sample.lines:
+        if line.angle:
+            raise ValueError("word_ink_boxes takes unrotated lines only")
+        f = font(line.size, line.face)
+        start = 0
+        for word in line.text.split():
+            start = line.text.index(word, start)
+            x = line.xy[0] + 4 + f.getlength(line.text[:start])  # 4: the layer's pad (render)
+            left, top, right, bottom = f.getbbox(word)
+            y = line.xy[1] + 4
+            found.append((word, (int(x + left), y + top, int(x + right), y + bottom)))
+            start += len(word)
+    return found
+
+
 def render_blank(size: tuple[int, int] = (640, 480)) -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", size, (255, 255, 255)).save(buffer, format="PNG")

@@ -4,8 +4,9 @@ import json
 
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import step_settings
-from triton_ocr.contract import DETECTION_PREPROCESSING
+from triton_ocr.contract import DETECTION_PREPROCESSING, DOCUMENT_REFUSED
 from triton_ocr.pipeline import prepare
+from triton_ocr.preprocessing.header import DocumentGiven
 from triton_ocr.runtime.adapter import execute_each, input_array, respond
 
 
@@ -29,5 +30,8 @@ class TritonPythonModel:
                 "takes per-request settings"
             )
         data = input_array(request, self.input_name).tobytes()
-        prepared = prepare(data, self.limits, self.detector)
+        try:
+            prepared = prepare(data, self.limits, self.detector)
+        except DocumentGiven as exc:  # the guide's contract is one image per call
+            raise ValueError(DOCUMENT_REFUSED.format(what=exc.what)) from exc
         return respond(self.output_names, [prepared.detector_input, prepared.image])

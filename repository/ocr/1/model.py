@@ -1,24 +1,28 @@
-"""Triton adapter for the BLS entry point: images in, texts per image out.
+"""Triton adapter for the BLS entry point: images and documents in, texts per page out.
 
-The pipeline itself is triton_ocr.pipeline.read_image_async, the ensemble's stages chained with
-the settings of the ensemble's models for the same pack; this file only turns Triton tensors
-and request parameters into its arguments and its results into tensors, and makes the network
-calls (detector, orientation classifier, recognizer) through async BLS. The images of one
-request are read concurrently, so one image's network calls overlap another's decoding and
-cropping.
+The pipeline itself is triton_ocr.pipeline (open_pages, then read_page_async per page), the
+ensemble's stages chained with the settings of the ensemble's models for the same pack; this
+file only turns Triton tensors and request parameters into its arguments and its results into
+tensors, and makes the network calls (detector, orientation classifier, recognizer) through
+async BLS. The pages of one request (an image is one page) are read concurrently,
+images_in_flight at a time, so one page's network calls overlap another's decoding and
+cropping, and no more pages than that are held decoded at once.
 """
 
 import asyncio
 import json
+from contextlib import ExitStack
 
 import numpy as np
 
+from triton_ocr import contract
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.config.requests import with_overrides
 from triton_ocr.contract import OCR_MODEL, TEXT_DETECTION, TEXT_RECOGNITION
-from triton_ocr.pipeline import read_image_async
+from triton_ocr.pipeline import open_pages, read_page_async
 from triton_ocr.postprocessing.recognition import Texts
+from triton_ocr.postprocessing.words import Words
 from triton_ocr.runtime import timeouts
 from triton_ocr.runtime.adapter import (
     bls_async,
@@ -34,7 +38,7 @@ from triton_ocr.settings import PipelineSettings
 class TritonPythonModel:
     def initialize(self, args):
         repository = Repository.of_model(args)
-        _, self.many = step_settings(OCR_MODEL, args["model_config"])
+        _, self.many, *_ = step_settings(OCR_MODEL, args["model_config"])
         self.settings = repository.pipeline_settings()
         self.timeout_s = repository.bls().bls_timeout_s
         (self.input_name,) = tensor_names(args["model_config"], "input")
@@ -54,40 +58,79 @@ class TritonPythonModel:
     async def classify(self, inputs):
         return await bls_classify_orientation(self.classifier, inputs, self.timeout_s)
 
-    async def read_all(self, images: np.ndarray, settings: PipelineSettings) -> list[Texts]:
+    async def read_all(
+        self, items: np.ndarray, settings: PipelineSettings
+    ) -> list[tuple[int, int, tuple[int, int], Texts]]:
+        """Every page of every item: (item, page, (width, height), texts), in request order."""
         slots = asyncio.Semaphore(self.many.images_in_flight)
-
-        async def read(index: int, data: bytes) -> Texts:
-            async with slots:
+        with ExitStack() as stack:
+            documents = []
+            for index, data in enumerate(items):
                 try:
-                    return await read_image_async(
-                        data, settings, self.detect, self.recognize, self.classify
-                    )
+                    documents.append(stack.enter_context(open_pages(bytes(data), settings)))
                 except ValueError as exc:
                     raise ValueError(f"image {index}: {exc}") from exc
+            pages = [(i, p) for i, document in enumerate(documents) for p in range(document.count)]
+            limit = settings.documents.max_pages
+            if len(pages) > limit:
+                raise ValueError(
+                    f"the request holds {len(pages)} pages; at most {limit} per request"
+                )
 
-        return list(await asyncio.gather(*(read(i, bytes(d)) for i, d in enumerate(images))))
+            async def read(index: int, page: int):
+                async with slots:
+                    try:
+                        image = documents[index].page(page)
+                        texts = await read_page_async(
+                            image, settings, self.detect, self.recognize, self.classify
+                        )
+                    except ValueError as exc:  # documents name the page (1-based) themselves
+                        raise ValueError(f"image {index}: {exc}") from exc
+                    return index, page, (image.shape[1], image.shape[0]), texts
+
+            return list(await asyncio.gather(*(read(i, p) for i, p in pages)))
 
     def execute(self, requests):
         return execute_each(requests, self._run)
 
     def _run(self, request):
         settings = with_overrides(self.settings, json.loads(request.parameters() or "{}"))
-        images = input_array(request, self.input_name).reshape(-1)
-        if images.size == 0:
+        items = input_array(request, self.input_name).reshape(-1)
+        if items.size == 0:
             raise ValueError("the request holds no images")
         limit = self.many.max_images_per_request
-        if images.size > limit:
-            raise ValueError(f"the request holds {images.size} images; at most {limit} per request")
-        results = timeouts.run(self.read_all(images, settings))
-        counts = [len(r.texts) for r in results]
-        texts = [t.encode("utf-8") for r in results for t in r.texts]
-        return respond(
-            self.output_names,
-            [
-                np.repeat(np.arange(len(results), dtype=np.int32), counts),
-                np.array(texts, dtype=np.object_),
-                np.concatenate([r.quads for r in results] or [Texts.empty().quads]),
-                np.concatenate([r.scores for r in results] or [Texts.empty().scores]),
-            ],
-        )
+        if items.size > limit:
+            raise ValueError(f"the request holds {items.size} images; at most {limit} per request")
+        pages = timeouts.run(self.read_all(items, settings))
+        outputs = ocr_outputs(pages)
+        return respond(self.output_names, [outputs[name] for name in self.output_names])
+
+
+def ocr_outputs(pages) -> dict[str, np.ndarray]:
+    """The pages' texts as the `ocr` outputs by name (contract): per line, per page, per word."""
+    results = [texts for *_, texts in pages]
+    counts = [len(r.texts) for r in results]
+    words = [r.words or Words.empty() for r in results]
+    first_line = np.cumsum([0, *counts[:-1]])  # each page's first line among all the lines
+    items = np.array([item for item, *_ in pages], dtype=np.int32)
+    numbers = np.array([page for _, page, *_ in pages], dtype=np.int32)
+    empty = Texts.empty()
+    return {
+        contract.OCR_OUTPUT_IMAGE_INDEX: np.repeat(items, counts),
+        contract.OUTPUT_TEXT: encoded([t for r in results for t in r.texts]),
+        contract.OUTPUT_POLYGONS: np.concatenate([r.quads for r in results] or [empty.quads]),
+        contract.OUTPUT_SCORES: np.concatenate([r.scores for r in results] or [empty.scores]),
+        contract.OCR_OUTPUT_PAGE_INDEX: np.repeat(numbers, counts),
+        contract.OCR_OUTPUT_PAGE_IMAGE: items,
+        contract.OCR_OUTPUT_PAGE_SIZE: np.array([s for *_, s, _ in pages], np.int32).reshape(-1, 2),
+        contract.OCR_OUTPUT_WORD_TEXT: encoded([t for w in words for t in w.texts]),
+        contract.OCR_OUTPUT_WORD_POLYGONS: np.concatenate([w.quads for w in words]),
+        contract.OCR_OUTPUT_WORD_SCORES: np.concatenate([w.scores for w in words]),
+        contract.OCR_OUTPUT_WORD_LINE: np.concatenate(
+            [w.lines + first for w, first in zip(words, first_line, strict=True)]
+        ).astype(np.int32),
+    }
+
+
+def encoded(texts: list[str]) -> np.ndarray:
+    return np.array([t.encode("utf-8") for t in texts], dtype=np.object_)

@@ -8,8 +8,10 @@ mixes them with real images.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
+import re
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -33,6 +35,15 @@ class Case:
     data: bytes
     error: str | None = None  # regex the INVALID_ARG message must match
     reads: tuple[str, ...] = ()  # normalised words the answer must contain (decodable files)
+    # documents (PDFs, multi-page TIFFs): ensemble_model refuses them with this message while
+    # `ocr` reads them (or refuses them with `error`); None: both entry points alike
+    ensemble_error: str | None = None
+
+    def error_of(self, model: str) -> str | None:
+        """The refusal `model` must answer with (None: it reads the file)."""
+        if model == contract.ENSEMBLE_MODEL and self.ensemble_error is not None:
+            return self.ensemble_error
+        return self.error
 
 
 def line_image() -> Image.Image:
@@ -82,6 +93,28 @@ def multi_frame_tiff(image: Image.Image) -> bytes:
     return save(image, "TIFF", save_all=True, append_images=[blank])
 
 
+def pdf_of(image: Image.Image) -> bytes:
+    """The image as a one-page PDF (Pillow's writer), rendered back at the same size at 200 dpi."""
+    return save(image, "PDF", resolution=200.0)
+
+
+def many_pages_pdf(pages: int) -> bytes:
+    """A PDF of `pages` blank pages (about 130 bytes each)."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument.new()
+    for _ in range(pages):
+        document.new_page(200, 100).close()
+    buffer = io.BytesIO()
+    document.save(buffer)
+    document.close()
+    return buffer.getvalue()
+
+
+def refused_by_ensemble(what: str) -> str:
+    return re.escape(contract.DOCUMENT_REFUSED.format(what=what))
+
+
 def zip_archive() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -114,13 +147,22 @@ def image_cases() -> list[Case]:
         Case("1-bit PNG", save(gray.point(lambda v: 255 if v > 128 else 0).convert("1"), "PNG")),
         Case("BMP", save(line, "BMP")),
         Case("TIFF", save(line, "TIFF")),
-        Case("multi-page TIFF (first page read)", multi_frame_tiff(line)),
+        Case(
+            "multi-page TIFF (ocr reads its pages)",
+            multi_frame_tiff(line),
+            ensemble_error=refused_by_ensemble("a TIFF with 2 pages"),
+        ),
+        Case(
+            "PDF with text (ocr reads its page)",
+            pdf_of(line),
+            ensemble_error=refused_by_ensemble("a PDF document"),
+        ),
         Case("32-bit float TIFF", save(as_float, "TIFF")),
         Case("WebP", save(line, "WEBP", quality=95)),
         Case("JPEG 2000", save(line, "JPEG2000")),
         Case("PPM", save(line, "PPM")),
     ]
-    decodable = [Case(c.name, c.data, reads=READS) for c in decodable]
+    decodable = [dataclasses.replace(c, reads=READS) for c in decodable]
     no_text = [
         Case("1x1 PNG", save(Image.new("RGB", (1, 1), "white"), "PNG")),
         Case("2x10000 PNG", save(Image.new("RGB", (10000, 2), "white"), "PNG")),
@@ -140,7 +182,18 @@ def image_cases() -> list[Case]:
         ),
         Case("text file", b"Hello 42 world\nsecond line\n", error="text, not an image"),
         Case("JSON", b'{"image": "hello.png"}', error="text, not an image"),
-        Case("PDF", b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\n", error="PDF document"),
+        Case(
+            "broken PDF",
+            b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\n",
+            error="cannot read PDF: data format error",
+            ensemble_error=refused_by_ensemble("a PDF document"),
+        ),
+        Case(
+            "PDF of 10000 pages",
+            many_pages_pdf(10_000),
+            error="PDF has 10000 pages; at most 100 per request",
+            ensemble_error=refused_by_ensemble("a PDF document"),
+        ),
         Case(
             "SVG",
             b'<svg xmlns="http://www.w3.org/2000/svg"><text>Hello</text></svg>',

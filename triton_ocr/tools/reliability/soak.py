@@ -80,7 +80,7 @@ def jobs_for(shared_eval: Path | None) -> tuple[list[Job], list[Job]]:
     bad = [
         Job(c.name, c.data, c.error)
         for c in image_cases()
-        if c.error is not None and len(c.data) <= MAX_BAD_BYTES
+        if c.error is not None and c.ensemble_error is None and len(c.data) <= MAX_BAD_BYTES
     ]
     return good, bad
 

@@ -1,0 +1,359 @@
+"""An item of the `ocr` entry point -> its pages, each an upright HxWx3 uint8 BGR image.
+
+An item is a plain image (one page, decoded as decode.decode_image does), a PDF (pages rendered
+by pdfium at the DPI the request asks for, on white) or a multi-page TIFF (frames decoded by
+Pillow). Pages come one at a time, on demand, so a long document is never held decoded all at
+once; every page's size is known before it is rendered or decoded, and a page over the pixel
+limit is refused before any of its pixels is allocated. Nothing is written to disk, nothing of
+the content is logged.
+
+pdfium is not thread-safe, not even across documents: every call into it here holds one
+process-wide lock, and a Pages object is meant to be used from one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import threading
+import warnings
+
+import cv2
+import numpy as np
+import pypdfium2 as pdfium
+import pypdfium2.internal as pdfium_i
+import pypdfium2.raw as pdfium_c
+from PIL import Image
+
+from triton_ocr.settings import Documents, ImageLimits
+
+from .decode import apply_exif_orientation, decode_image, to_bgr, to_uint8
+from .header import (
+    EXIF_ORIENTATION_TAG,
+    DocumentGiven,
+    ImageDecodeError,
+    check_encoded,
+    image_header,
+    is_pdf,
+    orientation_of,
+    page_count_of_tiff,
+    stored_size,
+)
+
+POINTS_PER_INCH = 72  # PDF user space units (pdfium ignores /UserUnit)
+# pdfium keeps page sizes as 32-bit floats, so a page made from a 401-pixel-wide scan at 200
+# dpi measures 144.36000061 pt, i.e. 401.0000017 px: rounding up as pypdfium2's render does
+# would add a pixel. Up to this much over a whole pixel is float noise, not page.
+PIXEL_SLACK = 0.01
+SWAPPED = (5, 6, 7, 8)  # EXIF orientations that turn the image a quarter
+PDFIUM_LOCK = threading.RLock()  # pdfium is not thread-safe
+PDF_LOAD_ERRORS = {
+    pdfium_c.FPDF_ERR_PASSWORD: "encrypted PDF: it needs a password",
+    pdfium_c.FPDF_ERR_SECURITY: "encrypted PDF: unsupported security handler",
+}
+
+
+def is_document(data: bytes) -> bool:
+    """Whether the bytes hold pages rather than one image: a PDF, or a TIFF of 2+ pages."""
+    return is_pdf(data) or page_count_of_tiff(data) > 1
+
+
+class Pages:
+    """The pages of one item, read one at a time (a context manager: close() frees them).
+
+    `count` pages, `kind` "image", "pdf" or "tiff". page(i) decodes or renders page i (0-based)
+    and refuses it (ImageDecodeError) when it is over the pixel limit or unreadable; size(i) is
+    its (width, height) as page(i) returns it, without decoding or rendering it.
+    Not thread-safe: use one Pages object from one thread.
+    """
+
+    kind = ""
+    count = 0
+
+    def page(self, index: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def size(self, index: int) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free what the pages hold (pdfium's document, Pillow's open file)."""
+
+    def __enter__(self) -> Pages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_index(self, index: int) -> None:
+        if not 0 <= index < self.count:
+            raise IndexError(f"page {index} of {self.count}")
+
+    def _check_pixels(self, index: int, width: int, height: int, limits: ImageLimits) -> None:
+        if width * height > limits.max_image_pixels:
+            raise ImageDecodeError(
+                f"page {index + 1}: {width}x{height} pixels exceeds the limit of "
+                f"{limits.max_image_pixels} pixels"
+            )
+
+
+def open_pages(data: bytes, limits: ImageLimits, documents: Documents, dpi: int) -> Pages:
+    """Open an item as its pages; PDFs are rendered at `dpi` (1..documents.max_pdf_dpi).
+
+    Refuses (ImageDecodeError) what the header check refuses, an unreadable or encrypted PDF, a
+    document without pages and one of more than documents.max_pages pages: all before any page
+    is rendered or decoded.
+    """
+    if not 1 <= dpi <= documents.max_pdf_dpi:
+        raise ImageDecodeError(f"pdf_dpi must be between 1 and {documents.max_pdf_dpi}, not {dpi}")
+    data = bytes(data)
+    try:
+        check_encoded(data, limits)
+    except DocumentGiven:
+        if is_pdf(data):
+            return PdfPages(data, limits, documents, dpi)
+        return TiffPages(data, limits, documents)
+    return ImagePages(data, limits)
+
+
+class ImagePages(Pages):
+    """A plain image: one page, decode_image's array."""
+
+    kind = "image"
+    count = 1
+
+    def __init__(self, data: bytes, limits: ImageLimits) -> None:
+        self._data = data
+        self._limits = limits
+        self._decoded: np.ndarray | None = None  # decoded by size() when the header had none
+        _, size, orientation = image_header(data)
+        self._size = None
+        if size is not None:
+            self._size = (size[1], size[0]) if orientation in SWAPPED else size
+
+    def size(self, index: int) -> tuple[int, int]:
+        self._check_index(index)
+        if self._size is None:  # a format Pillow does not read (OpenCV does): decode it
+            self._decoded = decode_image(self._data, self._limits)
+            self._size = (self._decoded.shape[1], self._decoded.shape[0])
+        return self._size
+
+    def page(self, index: int) -> np.ndarray:
+        self._check_index(index)
+        image, self._decoded = self._decoded, None
+        return decode_image(self._data, self._limits) if image is None else image
+
+    def close(self) -> None:
+        self._decoded = None
+
+
+def pdf_pixels(points: float, scale: float) -> int:
+    """Pixels a page side of `points` gets at `scale` pixels per point: rounded up, as
+    pypdfium2's render does, less float noise (PIXEL_SLACK)."""
+    return max(1, math.ceil(points * scale - PIXEL_SLACK))
+
+
+class PdfPages(Pages):
+    """A PDF's pages, rendered by pdfium one at a time at the requested DPI on white."""
+
+    kind = "pdf"
+
+    def __init__(self, data: bytes, limits: ImageLimits, documents: Documents, dpi: int) -> None:
+        self._data = data  # pdfium reads from these bytes for as long as the document is open
+        self._limits = limits
+        self._dpi = dpi
+        self._scale = dpi / POINTS_PER_INCH
+        self._pdf: pdfium.PdfDocument | None = None
+        with PDFIUM_LOCK:
+            # Loaded here rather than by PdfDocument(data): that reports a PDF without pages
+            # as a stale error code of an earlier call, and leaks its handle.
+            raw = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
+            if not raw:
+                code = pdfium_c.FPDF_GetLastError()
+                reason = pdfium_i.ErrorToStr.get(code, f"error {code}")
+                raise ImageDecodeError(
+                    PDF_LOAD_ERRORS.get(code, f"cannot read PDF: {reason.lower()}")
+                )
+            self._pdf = pdfium.PdfDocument(raw)  # owns the handle from here on
+            # before pages are counted or loaded (pypdfium2's docs); should it fail, form fields
+            # are drawn from their appearance streams only
+            with contextlib.suppress(pdfium.PdfiumError):
+                self._pdf.init_forms()
+            self.count = len(self._pdf)  # the page tree's count: no page is loaded
+        if self.count < 1:
+            self.close()
+            raise ImageDecodeError("empty PDF: it has no pages")
+        if self.count > documents.max_pages:
+            self.close()
+            raise ImageDecodeError(
+                f"PDF has {self.count} pages; at most {documents.max_pages} per request"
+            )
+
+    def _pixel_size(self, index: int, width_pt: float, height_pt: float) -> tuple[int, int]:
+        if not (math.isfinite(width_pt) and math.isfinite(height_pt)):
+            raise ImageDecodeError(f"page {index + 1}: invalid PDF page size")
+        if width_pt <= 0 or height_pt <= 0:
+            raise ImageDecodeError(f"page {index + 1}: empty PDF page ({width_pt}x{height_pt} pt)")
+        return pdf_pixels(width_pt, self._scale), pdf_pixels(height_pt, self._scale)
+
+    def _document(self) -> pdfium.PdfDocument:
+        if self._pdf is None:
+            raise ValueError("the PDF's pages are closed")
+        return self._pdf
+
+    def size(self, index: int) -> tuple[int, int]:
+        """(width, height) from the page dictionary (rotation and crop box applied), without
+        parsing the page's content."""
+        self._check_index(index)
+        with PDFIUM_LOCK:
+            try:
+                width_pt, height_pt = self._document().get_page_size(index)
+            except pdfium.PdfiumError as exc:
+                raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
+        return self._pixel_size(index, width_pt, height_pt)
+
+    def page(self, index: int) -> np.ndarray:
+        self._check_index(index)
+        with PDFIUM_LOCK:
+            try:
+                page = self._document().get_page(index)
+            except pdfium.PdfiumError as exc:
+                raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
+            try:
+                width, height = self._pixel_size(index, page.get_width(), page.get_height())
+                if width * height > self._limits.max_image_pixels:
+                    raise ImageDecodeError(
+                        f"page {index + 1}: {width}x{height} pixels at {self._dpi} dpi exceeds "
+                        f"the limit of {self._limits.max_image_pixels} pixels (ask for a "
+                        "lower pdf_dpi)"
+                    )
+                return self._render(page, width, height)
+            finally:
+                page.close()
+
+    @staticmethod
+    def _render(page: pdfium.PdfPage, width: int, height: int) -> np.ndarray:
+        """pypdfium2's PdfPage.render at an exact size: the page (its /Rotate applied by
+        pdfium) stretched onto width x height BGR pixels filled white, annotations and form
+        fields drawn."""
+        # native: the buffer belongs to Python (ctypes), so the array outlives the bitmap
+        bitmap = pdfium.PdfBitmap.new_native(width, height, pdfium_c.FPDFBitmap_BGR)
+        try:
+            bitmap.fill_rect((255, 255, 255, 255), 0, 0, width, height)
+            args = (bitmap, page, 0, 0, width, height, 0, pdfium_c.FPDF_ANNOT)
+            pdfium_c.FPDF_RenderPageBitmap(*args)
+            if page.formenv:
+                pdfium_c.FPDF_FFLDraw(page.formenv, *args)
+            return bitmap.to_numpy()  # BGR, packed rows: (height, width, 3) uint8
+        finally:
+            bitmap.close()
+
+    def close(self) -> None:
+        with PDFIUM_LOCK:
+            if self._pdf is not None:
+                self._pdf.close()
+                self._pdf = None
+
+    def __del__(self) -> None:  # close before the bytes pdfium reads from are released
+        self.close()
+
+
+class TiffPages(Pages):
+    """A multi-page TIFF's frames, decoded by Pillow one at a time (seeking reads only the
+    frame's directory; the last decoded frame's raw pixels stay with Pillow until close)."""
+
+    kind = "tiff"
+
+    def __init__(self, data: bytes, limits: ImageLimits, documents: Documents) -> None:
+        self._limits = limits
+        # per frame, read before it is decoded: stored (width, height) and orientation
+        self._frames: dict[int, tuple[tuple[int, int], int]] = {}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # Pillow's bomb warning: our limit is checked
+                self._image: Image.Image | None = Image.open(io.BytesIO(data))
+                self.count = int(self._image.n_frames)
+        except Exception as exc:  # header_and_pages read it; this is a defect of the file
+            raise ImageDecodeError(f"cannot read TIFF: {exc}") from exc
+        if self.count > documents.max_pages:
+            self.close()
+            raise ImageDecodeError(
+                f"TIFF has {self.count} pages; at most {documents.max_pages} per request"
+            )
+
+    def _frame(self, index: int) -> tuple[Image.Image, tuple[int, int], int]:
+        self._check_index(index)
+        if self._image is None:
+            raise ValueError("the TIFF's pages are closed")
+        try:
+            self._image.seek(index)
+        except Exception as exc:
+            raise ImageDecodeError(f"page {index + 1}: cannot read TIFF page: {exc}") from exc
+        if index not in self._frames:  # Pillow may drop the orientation tag once decoded
+            self._frames[index] = (stored_size(self._image), orientation_of(self._image))
+        return self._image, *self._frames[index]
+
+    def size(self, index: int) -> tuple[int, int]:
+        _, (width, height), orientation = self._frame(index)
+        return (height, width) if orientation in SWAPPED else (width, height)
+
+    def page(self, index: int) -> np.ndarray:
+        frame, (width, height), orientation = self._frame(index)
+        self._check_pixels(index, width, height, self._limits)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                frame.load()
+                if EXIF_ORIENTATION_TAG not in frame.tag_v2:  # newer Pillow turned it on load
+                    orientation = 1
+                image = pil_to_bgr(frame)
+        except ImageDecodeError as exc:
+            raise ImageDecodeError(f"page {index + 1}: {exc}") from exc
+        except Exception as exc:  # Pillow: truncated data, unsupported compression, ...
+            raise ImageDecodeError(f"page {index + 1}: cannot decode TIFF page: {exc}") from exc
+        return apply_exif_orientation(image, orientation)
+
+    def close(self) -> None:
+        if self._image is not None:
+            self._image.close()
+            self._image = None
+
+
+def int_to_uint8(array: np.ndarray) -> np.ndarray:
+    """32-bit integer samples (Pillow's mode I) to 8 bits: kept if they fit 8 bits, scaled as
+    16 bits if they fit those, else stretched from their minimum to their maximum."""
+    if array.size == 0:
+        return array.astype(np.uint8)
+    low, high = int(array.min()), int(array.max())
+    if low >= 0 and high <= 0xFF:
+        return array.astype(np.uint8)
+    if low >= 0 and high <= 0xFFFF:
+        return to_uint8(array.astype(np.uint16))
+    scaled = (array.astype(np.float64) - low) * (255.0 / max(high - low, 1)) + 0.5
+    return scaled.astype(np.uint8)
+
+
+def pil_to_bgr(image: Image.Image) -> np.ndarray:
+    """A Pillow image (any mode a TIFF opens as) -> HxWx3 uint8 BGR, as decode.to_bgr makes
+    OpenCV's arrays: alpha over white, 16-bit and float scaled to 8 bits (not clipped)."""
+    mode = image.mode
+    if mode.startswith("I;16"):  # 16-bit gray, either byte order: native uint16 / int16
+        array = np.asarray(image)
+        return to_bgr(array.astype(array.dtype.newbyteorder("="), copy=False))
+    if mode == "I":
+        return to_bgr(int_to_uint8(np.asarray(image)))
+    if mode in ("L", "LA", "F"):
+        return to_bgr(np.asarray(image))
+    if mode == "RGB":
+        return cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR)
+    if mode == "RGBA":
+        return to_bgr(cv2.cvtColor(np.asarray(image), cv2.COLOR_RGBA2BGRA))
+    if mode == "1":
+        return to_bgr(np.asarray(image.convert("L")))
+    alpha = mode in ("PA", "La", "RGBa") or "A" in mode or "transparency" in image.info
+    try:
+        converted = image.convert("RGBA" if alpha else "RGB")  # P, CMYK, YCbCr, LAB, ...
+    except ValueError as exc:
+        raise ImageDecodeError(f"unsupported TIFF image mode {mode}") from exc
+    return pil_to_bgr(converted)
