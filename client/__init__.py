@@ -1,10 +1,24 @@
-"""Client library for the OCR service: `OcrClient(url).read(image) -> list[TextLine]`.
+"""Client library for the OCR service: `OcrClient(url).read(image) -> list[TextLine]`, and
+`read_document(path) -> Document` for PDFs and multi-page TIFFs (pages, lines, words; as JSON
+with `to_dict()`, as hOCR with `to_hocr()`); `AsyncOcrClient` is the same for asyncio.
 
 Needs tritonclient, numpy and Pillow only (the base install, `pip install triton-ocr`; the
 service is the `server` extra). `ImageDecodeError` is what its pre-check raises for an image the
-server would refuse (a ValueError).
+server would refuse (a ValueError). `overlay.draw_overlay` draws a page's result on its image.
 """
 
-from .ocr_client import ImageDecodeError, OcrClient, TextLine
+from .async_client import AsyncOcrClient
+from .ocr_client import DocumentGiven, ImageDecodeError, OcrClient
+from .results import Document, Page, TextLine, Word, parse_ocr_outputs
 
-__all__ = ["ImageDecodeError", "OcrClient", "TextLine"]
+__all__ = [
+    "AsyncOcrClient",
+    "Document",
+    "DocumentGiven",
+    "ImageDecodeError",
+    "OcrClient",
+    "Page",
+    "TextLine",
+    "Word",
+    "parse_ocr_outputs",
+]

@@ -1,10 +1,14 @@
-"""OCR images with one call each to the server: `python client/client.py img.jpg [--json]`.
+"""OCR files with the server: `python client/client.py scans/ --jsonl --words --overlay /tmp/ov`.
 
-Arguments are files, folders (read recursively: every file with an image extension) or `-` for
-a list of paths on stdin, one per line. `--concurrency N` keeps N requests in flight; results
-print in input order; a summary line goes to stderr at the end.
+Arguments are files, folders (read recursively: images, PDFs and multi-page TIFFs) or `-` for a
+list of paths on stdin. Each file is one call to the `ocr` entry point (a document's pages are
+read by the server); `--concurrency N` keeps N calls in flight. Output: text (default), one
+JSON object per file (`--json`) or per page as pages finish (`--jsonl`), hOCR (`--format hocr`,
+into `--out`); `--out DIR` saves each file's .txt, .json and .hocr; `--overlay DIR` draws what
+was found over each page. A progress bar goes to stderr when it is a terminal, a summary line
+at the end; the exit code is 1 when a file failed (the others are still read).
 
-`read_images` is what `triton-ocr read` runs; this file also runs on its own (argparse, no
+`read_files` is what `triton-ocr read` runs; this file also runs on its own (argparse, no
 typer), next to the client library it demonstrates.
 """
 
@@ -12,139 +16,310 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from tritonclient.utils import InferenceServerException
 
+from triton_ocr import contract
 from triton_ocr.client import OcrClient
+from triton_ocr.client.inputs import (
+    OUT_SUFFIXES,
+    collect_inputs,
+    jsonl_done,
+    output_names,
+    outputs_done,
+    stdout_file,
+)
+from triton_ocr.client.results import Document
 
 DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
-# What a folder contributes: the image formats the server decodes (a name's suffix, any case).
-IMAGE_SUFFIXES = frozenset(
-    {".bmp", ".gif", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp", ".pbm", ".pgm", ".ppm"}
-)
-
-
-def collect_inputs(arguments: Iterable[str], stdin: TextIO | None = None) -> list[Path]:
-    """Files as given, folders' image files (recursively, sorted), and `-`: paths on stdin
-    (one per line, blank lines skipped), each path once, in the order met. A path that does
-    not exist is kept: reading it reports the error."""
-    found: list[Path] = []
-    for argument in arguments:
-        if argument == "-":
-            lines = (stdin or sys.stdin).read().splitlines()
-            found.extend(Path(line.strip()) for line in lines if line.strip())
-        elif Path(argument).is_dir():
-            found.extend(
-                sorted(
-                    p
-                    for p in Path(argument).rglob("*")
-                    if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES
-                )
-            )
-        else:
-            found.append(Path(argument))
-    return list(dict.fromkeys(found))
+FORMATS = ("text", "json", "jsonl", "hocr")
+OVERLAY_DPI = 200  # PDF pages drawn at this resolution, then scaled to the size the server read
 
 
 @dataclass(frozen=True)
 class ReadOptions:
-    images: Sequence[Path]
+    inputs: Sequence[Path]
     url: str | None = None  # host:port; None: the protocol's default (DEFAULT_URLS)
     protocol: str = "http"  # http or grpc
-    as_json: bool = False  # one JSON record per image: text, polygon and score per line
+    output: str = "text"  # what goes to stdout: text, json (per file), jsonl (per page), hocr
     timeout: float = 60.0  # seconds to wait for each answer
     line: bool = False  # each image is one pre-cropped word or line: no detection
     concurrency: int = 1  # requests in flight
+    words: bool = False  # word boxes beside the lines
+    out: Path | None = None  # folder for each input's .txt, .json and .hocr
+    overlay: Path | None = None  # folder for one PNG per page, results drawn over it
+    resume: bool = False  # skip inputs already in --out, or in the --jsonl file stdout extends
+    pdf_dpi: int | None = None  # None: the server's
+    progress: bool | None = None  # None: when stderr is a terminal
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.output not in FORMATS:
+            raise ValueError(f"output must be one of {list(FORMATS)}, not {self.output!r}")
+        if self.output == "hocr" and self.out is None:
+            raise ValueError("--format hocr writes one file per input: give --out DIR")
+        if self.resume and self.out is None and self.output != "jsonl":
+            raise ValueError("--resume needs --out DIR or --jsonl")
 
 
-def read_images(options: ReadOptions) -> int:
-    """Send each image to the OCR service and print the recognized lines, in input order; an
-    image that cannot be read is reported on stderr (the others are still read) and the result
+@dataclass
+class Tally:
+    """What the run has done so far (the progress bar and the summary line)."""
+
+    files: int = 0
+    pages: int = 0
+    lines: int = 0
+    failed: int = 0
+
+
+def already_done(options: ReadOptions, names: dict[Path, str]) -> set[Path]:
+    """The inputs an earlier run finished: all their --out files exist, or (--jsonl, standard
+    output appended to a file) all their pages are in that file."""
+    if options.out is not None:
+        return {path for path in options.inputs if outputs_done(options.out, names[path])}
+    if options.output == "jsonl":
+        target = stdout_file()
+        if target is None:
+            raise ValueError(
+                "--resume needs --out DIR, or --jsonl with standard output appended to a file "
+                "(>> results.jsonl)"
+            )
+        with open(target, encoding="utf-8", errors="replace") as existing:
+            finished = jsonl_done(existing)
+        return {path for path in options.inputs if str(path) in finished}
+    return set()
+
+
+def render_text(document: Document, several: bool) -> str:
+    """The text output: the lines of each page, headed by the file's name when there are
+    several files, and by the page number when it has several pages."""
+    parts = [f"== {document.source}"] if several else []
+    for page in document.pages:
+        if len(document.pages) > 1:
+            parts.append(f"-- page {page.number + 1}")
+        parts.extend(line.text for line in page.lines)
+    return "".join(f"{part}\n" for part in parts)
+
+
+def jsonl_records(document: Document) -> str:
+    """One JSON object per page: file, page (1-based), pages (the file's), size and lines."""
+    return "".join(
+        json.dumps(
+            {"file": document.source, **page.to_dict(), "pages": len(document.pages)},
+            ensure_ascii=False,
+        )
+        + "\n"
+        for page in document.pages
+    )
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary name: a file is there whole or not at all
+    (--resume trusts what it finds)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def save_outputs(out: Path, name: str, document: Document) -> None:
+    texts = {
+        ".txt": document.text + "\n",
+        ".json": json.dumps(document.to_dict(), ensure_ascii=False, indent=1) + "\n",
+        ".hocr": document.to_hocr(),
+    }
+    for suffix in OUT_SUFFIXES:  # .hocr last: outputs_done sees all or none of them
+        write_whole(out / f"{name}{suffix}", texts[suffix])
+
+
+def save_overlays(folder: Path, name: str, data: bytes, document: Document) -> None:
+    """One PNG per page (<name>-p<N>.png): the page as the server read it, with its lines (and
+    words) drawn over it. Needs the server extra (OpenCV and pypdfium2 read the pages here)."""
+    from PIL import Image
+
+    from triton_ocr.client.overlay import draw_overlay
+    from triton_ocr.preprocessing.documents import open_pages
+    from triton_ocr.settings import Documents, ImageLimits
+
+    unlimited = ImageLimits(max_image_bytes=len(data), max_image_pixels=1 << 62)
+    dpi = OVERLAY_DPI
+    pages = Documents(pdf_dpi=dpi, max_pdf_dpi=dpi, max_pages=len(document.pages))
+    with open_pages(data, unlimited, pages, dpi) as source:
+        for page in document.pages:
+            image = Image.fromarray(source.page(page.number)[:, :, ::-1])  # BGR -> RGB
+            if image.size != (page.width, page.height):  # a PDF rendered at another dpi
+                image = image.resize((page.width, page.height), Image.Resampling.LANCZOS)
+            target = folder / f"{name}-p{page.number + 1}.png"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            draw_overlay(image, page).save(target)
+
+
+@contextmanager
+def progress_bar(total: int, tally: Tally, show: bool) -> Iterator[Callable[[], None]]:
+    """A rich progress bar on stderr (files, pages, lines, pages/s, errors), or nothing; yields
+    the function that redraws it."""
+    if not show:
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    start = time.perf_counter()
+    columns = (
+        TextColumn("files"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("read", total=total, status="")
+
+        def redraw() -> None:
+            rate = tally.pages / max(time.perf_counter() - start, 1e-9)
+            status = (
+                f"{tally.pages} pages · {tally.lines} lines · {rate:.2f} img/s · "
+                f"{tally.failed} errors"
+            )
+            progress.update(task, completed=tally.files, status=status)
+
+        yield redraw
+
+
+def read_files(options: ReadOptions) -> int:
+    """Send each input to the OCR service and write what it read (stdout, --out, --overlay); an
+    input that cannot be read is reported on stderr (the others are still read) and the result
     is 1, else 0. A summary line goes to stderr at the end."""
-    if options.concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {options.concurrency}")
+    if options.overlay is not None:
+        try:
+            import triton_ocr.preprocessing.documents  # noqa: F401
+        except ImportError as exc:
+            message = f"--overlay reads the pages here: install triton-ocr[server] ({exc})"
+            raise ValueError(message) from exc
     url = options.url or DEFAULT_URLS.get(options.protocol, "")
+    names = output_names(options.inputs)
+    done = already_done(options, names) if options.resume else set()
+    todo = [path for path in options.inputs if path not in done]
+    parameters: dict[str, object] = {}
+    if options.line:  # the whole image is one line: no detection
+        parameters["single_line"] = "always"
+    if options.pdf_dpi is not None:
+        parameters[contract.PDF_DPI] = options.pdf_dpi
     local = threading.local()  # one client per worker thread
     clients: list[OcrClient] = []
+    lock = threading.Lock()
+    tally = Tally()
 
-    def read_one(image: Path) -> tuple[Path, list | None, str | None]:
+    def read_one(path: Path) -> Document:
         if not hasattr(local, "client"):
             local.client = OcrClient(url, options.protocol, timeout=options.timeout)
-            clients.append(local.client)
-        try:
-            if not image.is_file():
-                raise ValueError("not a file")
-            # a forced line goes to the `ocr` entry point, which takes request parameters
-            lines = (
-                local.client.read_many([image], single_line="always")[0]
-                if options.line
-                else local.client.read(image)
-            )
-        except (ValueError, InferenceServerException) as exc:  # refused here or there
-            return image, None, str(exc)
-        return image, lines, None
+            with lock:
+                clients.append(local.client)
+        if not path.is_file():
+            raise ValueError("not a file")
+        data = path.read_bytes()
+        document = local.client.read_document(data, word_boxes=options.words, **parameters)
+        document = Document(document.pages, str(path))
+        if options.out is not None:
+            save_outputs(options.out, names[path], document)
+        if options.overlay is not None:
+            save_overlays(options.overlay, names[path], data, document)
+        return document
 
-    failed = lines_read = 0
+    def report(path: Path, future: Future) -> Document | None:
+        """Count one finished input; its error goes to stderr."""
+        error = future.exception()
+        with lock:
+            tally.files += 1
+            if error is None:
+                document = future.result()
+                tally.pages += len(document.pages)
+                tally.lines += sum(len(page.lines) for page in document.pages)
+                return document
+            tally.failed += 1
+        if not isinstance(error, (ValueError, OSError, InferenceServerException)):
+            raise error  # a bug, not a file that cannot be read
+        print(f"error: {path}: {error}", file=sys.stderr, flush=True)
+        return None
+
+    show = sys.stderr.isatty() if options.progress is None else options.progress
     start = time.perf_counter()
     try:
-        with ThreadPoolExecutor(options.concurrency) as pool:
-            for image, lines, error in pool.map(read_one, options.images):
-                if error is not None:
-                    print(f"error: {image}: {error}", file=sys.stderr)
-                    failed += 1
+        with (
+            ThreadPoolExecutor(options.concurrency) as pool,
+            progress_bar(len(todo), tally, show) as redraw,
+        ):
+            futures = {pool.submit(read_one, path): path for path in todo}
+            # jsonl: pages as files finish; the others in input order
+            order = as_completed(futures) if options.output == "jsonl" else futures
+            for future in order:
+                document = report(futures[future], future)
+                redraw()
+                if document is None:
                     continue
-                lines_read += len(lines)
-                if options.as_json:
-                    record = {"image": str(image), "lines": [found.as_dict() for found in lines]}
-                    print(json.dumps(record, ensure_ascii=False), flush=True)
-                else:
-                    if len(options.images) > 1:
-                        print(f"== {image}")
-                    for found in lines:
-                        print(found.text)
-                    sys.stdout.flush()
+                if options.output == "jsonl":
+                    sys.stdout.write(jsonl_records(document))
+                elif options.output == "json":
+                    sys.stdout.write(json.dumps(document.to_dict(), ensure_ascii=False) + "\n")
+                elif options.output == "text":
+                    sys.stdout.write(render_text(document, len(options.inputs) > 1))
+                sys.stdout.flush()
     finally:
         for client in clients:
             client.close()
     seconds = time.perf_counter() - start
+    skipped = f" ({len(done)} done before, skipped)" if done else ""
     print(
-        f"{len(options.images)} files, {lines_read} lines, {failed} failed, {seconds:.1f} s "
-        f"({len(options.images) / seconds if seconds else 0:.2f} files/s)",
+        f"{len(todo)} files{skipped}, {tally.pages} pages, {tally.lines} lines, "
+        f"{tally.failed} failed, {seconds:.1f} s ({tally.pages / seconds if seconds else 0:.2f} "
+        "pages/s)",
         file=sys.stderr,
     )
-    return 1 if failed else 0
+    return 1 if tally.failed else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=read_images.__doc__)
+    parser = argparse.ArgumentParser(description=read_files.__doc__)
     parser.add_argument(
-        "images", nargs="+", help="Image files, folders (recursive), or - for paths on stdin."
+        "inputs", nargs="+", help="Files, folders (recursive), or - for paths on stdin."
     )
     parser.add_argument("--url", help="Server address host:port (default per protocol).")
     parser.add_argument("--protocol", default="http", help="http or grpc.")
+    parser.add_argument("--format", dest="output", default="text", choices=FORMATS)
     parser.add_argument(
-        "--json", dest="as_json", action="store_true", help="Print text, polygon and score."
+        "--json", dest="output", action="store_const", const="json", help="One object per file."
+    )
+    parser.add_argument(
+        "--jsonl", dest="output", action="store_const", const="jsonl", help="One per page."
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait.")
     parser.add_argument(
         "--line", action="store_true", help="Each image is one pre-cropped word or line."
     )
     parser.add_argument("--concurrency", type=int, default=1, help="Requests in flight.")
+    parser.add_argument("--words", action="store_true", help="Word boxes too.")
+    parser.add_argument("--out", type=Path, help="Save each file's .txt, .json and .hocr here.")
+    parser.add_argument("--overlay", type=Path, help="Save one PNG per page, results drawn.")
+    parser.add_argument("--resume", action="store_true", help="Skip files already done.")
+    parser.add_argument("--pdf-dpi", type=int, help="Render PDF pages at this resolution.")
     args = parser.parse_args(argv)
-    if args.concurrency < 1:
-        parser.error("--concurrency must be at least 1")
-    images = collect_inputs(args.images)
-    if not images:
-        parser.error("no image files found in the arguments")
-    return read_images(ReadOptions(**{**vars(args), "images": images}))
+    inputs = collect_inputs(args.inputs)
+    if not inputs:
+        parser.error("no image or document files found in the arguments")
+    try:
+        return read_files(ReadOptions(**{**vars(args), "inputs": inputs}))
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

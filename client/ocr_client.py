@@ -1,30 +1,40 @@
-"""Typed client: one encoded image in, one network call, text lines out.
+"""Typed client: encoded images and documents in, one network call, text out.
 
 Before sending, each image passes the server's own header checks (size, pixel count, format;
 limits read once from the server's detection_preprocessing config), so a file the server would
-refuse never travels. Reading is idempotent, so a call that fails for a transient reason (the
+refuse never travels; documents (PDFs, multi-page TIFFs) go to the `ocr` entry point, which
+checks them itself. Reading is idempotent, so a call that fails for a transient reason (the
 server unreachable or restarting a model's process) is retried with exponential backoff until
 the call's deadline; bad input is never retried.
+
+The requests are built and the responses parsed by the pure functions below, shared with the
+asyncio client (async_client.py); the classes only add the network calls.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from types import ModuleType
+from typing import Any, TypeVar
 
 import numpy as np
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.config.repository import step_settings
-from triton_ocr.preprocessing.header import ImageDecodeError, check_encoded
+from triton_ocr.preprocessing.header import DocumentGiven, ImageDecodeError, check_encoded
 from triton_ocr.settings import ImageLimits
 
+from .results import Document, TextLine, parse_lines, parse_ocr_outputs
+
 T = TypeVar("T")
+Item = bytes | str | Path
 # Errors worth another try: the server unreachable, or a model's process being restarted
 # (Triton answers INTERNAL "Stub process ... is not healthy" meanwhile). Never bad input.
 TRANSIENT_STATUSES = {"StatusCode.UNAVAILABLE", "StatusCode.INTERNAL", "500", "502", "503"}
@@ -39,7 +49,21 @@ def is_transient(error: Exception) -> bool:
         status = str(error.status())
         reloading = status in ("StatusCode.NOT_FOUND", "400", "404") and RELOADING in str(error)
         return status in TRANSIENT_STATUSES or reloading
-    return isinstance(error, (ConnectionError, TimeoutError, OSError))
+    # the asyncio HTTP client's connection errors (aiohttp: loaded only when that client is)
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None and isinstance(error, aiohttp.ClientConnectionError):
+        return True
+    return isinstance(error, (ConnectionError, TimeoutError, OSError, asyncio.TimeoutError))
+
+
+def retry_wait(error: Exception, attempt: int, retries: int, backoff_s: float, left_s: float):
+    """Seconds to wait before trying again after `error` on attempt `attempt` (0-based), or
+    None to give up: the error is not transient, no retry is left, or the wait would end past
+    the deadline (`left_s` from now). The waits double from `backoff_s`, with jitter."""
+    wait = backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+    if attempt == retries or not is_transient(error) or wait >= left_s:
+        return None
+    return wait
 
 
 def with_retries(
@@ -57,51 +81,147 @@ def with_retries(
         try:
             return call(max(0.001, end - clock()))
         except Exception as error:
-            wait = backoff_s * 2**attempt * random.uniform(0.5, 1.0)
-            if attempt == retries or not is_transient(error) or clock() + wait >= end:
+            wait = retry_wait(error, attempt, retries, backoff_s, end - clock())
+            if wait is None:
                 raise
             sleep(wait)
     raise AssertionError("unreachable")
 
 
-@dataclass(frozen=True)
-class TextLine:
-    """One recognized text: its content, 4-point polygon (original pixels) and confidence."""
-
-    text: str
-    polygon: tuple[tuple[float, float], ...]  # tl, tr, br, bl as (x, y)
-    score: float
-
-    def as_dict(self) -> dict:
-        return {"text": self.text, "polygon": [list(p) for p in self.polygon], "score": self.score}
-
-
-def parse_lines(texts: np.ndarray, polygons: np.ndarray, scores: np.ndarray) -> list[TextLine]:
-    """Turn the three output tensors of one image into TextLines (reading order kept)."""
-    texts = np.asarray(texts).reshape(-1)
-    polygons = np.asarray(polygons, dtype=np.float32).reshape(-1, 4, 2)
-    scores = np.asarray(scores, dtype=np.float32).reshape(-1)
-    if not len(texts) == len(polygons) == len(scores):
-        raise ValueError(
-            f"inconsistent response: {len(texts)} texts, {len(polygons)} polygons, "
-            f"{len(scores)} scores"
-        )
-    return [
-        TextLine(
-            text=t.decode("utf-8") if isinstance(t, bytes) else str(t),
-            polygon=tuple((float(x), float(y)) for x, y in poly),
-            score=float(s),
-        )
-        for t, poly, s in zip(texts, polygons, scores, strict=True)
-    ]
+async def with_retries_async(
+    call: Callable[[float], Awaitable[T]],
+    deadline_s: float,
+    retries: int,
+    backoff_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> T:
+    """with_retries for a coroutine: `await call(seconds_left)`, the same rule, waits awaited."""
+    end = clock() + deadline_s
+    for attempt in range(retries + 1):
+        try:
+            return await call(max(0.001, end - clock()))
+        except Exception as error:
+            wait = retry_wait(error, attempt, retries, backoff_s, end - clock())
+            if wait is None:
+                raise
+            await sleep(wait)
+    raise AssertionError("unreachable")
 
 
-def as_bytes(image: bytes | str | Path) -> bytes:
+# --- requests and responses: pure, shared by OcrClient and AsyncOcrClient --------------------
+
+
+def as_bytes(image: Item) -> bytes:
     return Path(image).read_bytes() if isinstance(image, (str, Path)) else bytes(image)
 
 
+def source_of(item: Item) -> str | None:
+    """The path an item was read from, as given (None for bytes)."""
+    return str(item) if isinstance(item, (str, Path)) else None
+
+
+def check_image(data: bytes, limits: ImageLimits, model: str) -> None:
+    """The header pre-check of one image for `model` (one image per call): a document is
+    refused here with a message that says where to send it."""
+    try:
+        check_encoded(data, limits)
+    except DocumentGiven as exc:
+        raise ImageDecodeError(
+            f"{exc.what}: {model} reads one image per call; send documents to the "
+            f"`{contract.OCR_MODEL}` model (OcrClient.read_document)"
+        ) from exc
+
+
+def check_items(data: Sequence[bytes], limits: ImageLimits) -> None:
+    """The header pre-check of each item of an `ocr` request, the failing one named by its
+    index; documents pass (the server checks their pages)."""
+    for index, item in enumerate(data):
+        try:
+            check_encoded(item, limits)
+        except DocumentGiven:
+            continue
+        except ImageDecodeError as exc:
+            raise ImageDecodeError(f"image {index}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Request:
+    """One inference call, ready for `client.infer(model, inputs, outputs=..., parameters=...)`
+    (the classes of `module`: tritonclient.http or tritonclient.grpc, also their aio twins)."""
+
+    model: str
+    inputs: list
+    outputs: list
+    parameters: dict[str, Any] | None = None
+
+
+def image_request(module: ModuleType, data: bytes, model: str = contract.ENSEMBLE_MODEL):
+    """`ensemble_model`'s request: one encoded image, UINT8 [1, nbytes]."""
+    array = np.frombuffer(data, dtype=np.uint8).reshape(1, -1)
+    tensor = module.InferInput(contract.INPUT_IMAGE, list(array.shape), "UINT8")
+    tensor.set_data_from_numpy(array)
+    outputs = [module.InferRequestedOutput(name) for name in contract.OUTPUTS]
+    return Request(model, [tensor], outputs)
+
+
+OCR_ALL_OUTPUTS = contract.OCR_OUTPUTS + contract.OCR_PAGE_OUTPUTS + contract.OCR_WORD_OUTPUTS
+
+
+def ocr_parameters(word_boxes: bool, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The request parameters of an `ocr` call: `word_boxes` only when asked for."""
+    found = dict(parameters)
+    if word_boxes:
+        found[contract.WORD_BOXES] = True
+    return found or None
+
+
+def ocr_request(
+    module: ModuleType, data: Sequence[bytes], word_boxes: bool = False, **parameters: Any
+) -> Request:
+    """The `ocr` entry point's request: the items as BYTES [n], every output asked for."""
+    array = np.empty(len(data), dtype=np.object_)
+    array[:] = list(data)
+    tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
+    tensor.set_data_from_numpy(array)
+    outputs = [module.InferRequestedOutput(name) for name in OCR_ALL_OUTPUTS]
+    return Request(contract.OCR_MODEL, [tensor], outputs, ocr_parameters(word_boxes, parameters))
+
+
+def image_lines(result) -> list[TextLine]:
+    """`ensemble_model`'s answer (an InferResult) as lines."""
+    return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))
+
+
+def ocr_documents(result, sources: Sequence[str | None]) -> list[Document]:
+    """The `ocr` entry point's answer (an InferResult) as one Document per item."""
+    outputs = {name: result.as_numpy(name) for name in OCR_ALL_OUTPUTS}
+    return parse_ocr_outputs(outputs, len(sources), sources)
+
+
+def flat_lines(documents: Sequence[Document]) -> list[list[TextLine]]:
+    """read_many's answer: per item, its pages' lines in page order."""
+    return [document.lines for document in documents]
+
+
+def limits_from(config: dict) -> ImageLimits:
+    """The decode limits in detection_preprocessing's config (gRPC wraps it, HTTP does not)."""
+    limits, _ = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
+    return limits
+
+
+def check_protocol(protocol: str) -> None:
+    if protocol not in ("http", "grpc"):
+        raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
+
+
+# --- the blocking client ---------------------------------------------------------------------
+
+
 class OcrClient:
-    """Talks to `ensemble_model` over HTTP (default, port 8000) or gRPC (port 8001)."""
+    """Talks to `ensemble_model` (`read`: one image) and to `ocr` (`read_many`,
+    `read_documents`: several images and documents per call) over HTTP (default, port 8000) or
+    gRPC (port 8001)."""
 
     def __init__(
         self,
@@ -115,8 +235,7 @@ class OcrClient:
     ) -> None:
         """`timeout`: seconds one read may take, retries included; `retries`: further attempts
         after a transient failure; `limits`: the server's are fetched when not given."""
-        if protocol not in ("http", "grpc"):
-            raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
+        check_protocol(protocol)
         self.protocol = protocol
         self.model = model
         self.timeout = timeout
@@ -140,54 +259,55 @@ class OcrClient:
         if self._limits is None:
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
             config = self._client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
-            config = config.get("config", config)  # gRPC wraps it, HTTP does not
-            self._limits, _ = step_settings(contract.DETECTION_PREPROCESSING, config)
+            self._limits = limits_from(config)
         return self._limits
 
-    def _infer(self, model: str, inputs, outputs, parameters=None):
+    def _infer(self, request: Request):
         def attempt(seconds_left: float):
             extra = {"client_timeout": seconds_left} if self.protocol == "grpc" else {}
             return self._client.infer(
-                model, inputs, outputs=outputs, parameters=parameters, **extra
+                request.model,
+                request.inputs,
+                outputs=request.outputs,
+                parameters=request.parameters,
+                **extra,
             )
 
         return with_retries(attempt, self.timeout, self.retries, self.backoff)
 
-    def read(self, image: bytes | str | Path) -> list[TextLine]:
+    def read(self, image: Item) -> list[TextLine]:
         """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""
         data = as_bytes(image)
-        check_encoded(data, self.limits())
-        array = np.frombuffer(data, dtype=np.uint8).reshape(1, -1)
-        tensor = self._module.InferInput(contract.INPUT_IMAGE, list(array.shape), "UINT8")
-        tensor.set_data_from_numpy(array)
-        outputs = [self._module.InferRequestedOutput(name) for name in contract.OUTPUTS]
-        result = self._infer(self.model, [tensor], outputs)
-        return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))
+        check_image(data, self.limits(), self.model)
+        return image_lines(self._infer(image_request(self._module, data, self.model)))
 
-    def read_many(
-        self, images: Sequence[bytes | str | Path], **parameters: float | int
-    ) -> list[list[TextLine]]:
-        """OCR several images in ONE call to the `ocr` model; one list of lines per image.
+    def read_documents(
+        self, items: Sequence[Item], word_boxes: bool = False, **parameters: Any
+    ) -> list[Document]:
+        """OCR several images and documents (PDFs, multi-page TIFFs) in ONE call to the `ocr`
+        model: one Document per item, in order, each page read listed.
+
+        `word_boxes`: each line's words with their polygons and scores too; `parameters`
+        override the server's settings for this request (e.g. text_score=0.3, pdf_dpi=150).
+        """
+        if not items:
+            return []
+        data = [as_bytes(item) for item in items]
+        check_items(data, self.limits())
+        result = self._infer(ocr_request(self._module, data, word_boxes, **parameters))
+        return ocr_documents(result, [source_of(item) for item in items])
+
+    def read_document(self, item: Item, word_boxes: bool = False, **parameters: Any) -> Document:
+        """OCR one image or document with the `ocr` model (read_documents of one item)."""
+        return self.read_documents([item], word_boxes, **parameters)[0]
+
+    def read_many(self, images: Sequence[Item], **parameters: Any) -> list[list[TextLine]]:
+        """OCR several images in ONE call to the `ocr` model; one list of lines per image (a
+        document's pages' lines one after the other).
 
         `parameters` override the server's settings for this request (e.g. text_score=0.3).
         """
-        data = [as_bytes(image) for image in images]
-        for index, item in enumerate(data):
-            try:
-                check_encoded(item, self.limits())
-            except ImageDecodeError as exc:
-                raise ImageDecodeError(f"image {index}: {exc}") from exc
-        array = np.array(data, dtype=np.object_)
-        tensor = self._module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
-        tensor.set_data_from_numpy(array)
-        outputs = [self._module.InferRequestedOutput(name) for name in contract.OCR_OUTPUTS]
-        result = self._infer(contract.OCR_MODEL, [tensor], outputs, parameters or None)
-        index, texts, polygons, scores = (result.as_numpy(n) for n in contract.OCR_OUTPUTS)
-        lines = parse_lines(texts, polygons, scores)
-        per_image: list[list[TextLine]] = [[] for _ in data]
-        for i, line in zip(np.asarray(index).reshape(-1), lines, strict=True):
-            per_image[int(i)].append(line)
-        return per_image
+        return flat_lines(self.read_documents(images, **parameters))
 
     def close(self) -> None:
         self._client.close()

@@ -214,27 +214,48 @@ def doctor(
 
 @app.command()
 def read(
-    images: list[str] = typer.Argument(
-        ..., help="Image files, folders (read recursively), or - for a list of paths on stdin."
+    inputs: list[str] = typer.Argument(
+        ...,
+        help="Files, folders (read recursively: images, PDFs, TIFFs), or - for a list of paths "
+        "on stdin.",
     ),
     url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
     protocol: str = typer.Option("http", help="http or grpc."),
-    as_json: bool = typer.Option(False, "--json", help="Print text, polygon and score per line."),
-    timeout: float = typer.Option(60.0, help="Seconds to wait for the answer."),
+    output: str = typer.Option(
+        "text", "--format", help="text, json (per file), jsonl (per page) or hocr (with --out)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="--format json."),
+    as_jsonl: bool = typer.Option(False, "--jsonl", help="--format jsonl: pages as they finish."),
+    timeout: float = typer.Option(60.0, help="Seconds to wait for each answer."),
     line: bool = typer.Option(
         False, "--line", help="Each image is one pre-cropped word or line: no detection."
     ),
     concurrency: int = typer.Option(1, min=1, help="Requests in flight."),
+    words: bool = typer.Option(False, "--words", help="Word boxes beside the lines."),
+    out: Path = typer.Option(None, help="Save each file's .txt, .json and .hocr in this folder."),
+    overlay: Path = typer.Option(None, help="Save one PNG per page with the results drawn."),
+    resume: bool = typer.Option(
+        False, help="Skip files already in --out, or in the file --jsonl output is appended to."
+    ),
+    pdf_dpi: int = typer.Option(None, min=1, help="Render PDF pages at this DPI (server's)."),
 ) -> None:
-    """Send each image to the OCR service and print the recognized lines in input order; an
-    image that cannot be read is reported on stderr (the others are still read) and the exit
-    code is 1. A summary line goes to stderr at the end."""
-    from triton_ocr.client.client import ReadOptions, collect_inputs, read_images
+    """Send each file to the OCR service (images, and PDFs and TIFFs page by page) and print
+    what it read; a file that cannot be read is reported on stderr (the others are still read)
+    and the exit code is 1. A progress bar shows on a terminal, a summary line at the end."""
+    from triton_ocr.client.client import ReadOptions, collect_inputs, read_files
 
-    found = collect_inputs(images)
+    found = collect_inputs(inputs)
     if not found:
-        fail("no image files found in the arguments", 2)
-    code = read_images(ReadOptions(found, url, protocol, as_json, timeout, line, concurrency))
+        fail("no image or document files found in the arguments", 2)
+    chosen = "jsonl" if as_jsonl else "json" if as_json else output
+    try:
+        options = ReadOptions(
+            found, url, protocol, chosen, timeout, line, concurrency, words, out, overlay,
+            resume, pdf_dpi,
+        )  # fmt: skip
+        code = read_files(options)
+    except ValueError as exc:
+        fail(str(exc), 2)
     raise typer.Exit(code)
 
 

@@ -149,8 +149,10 @@ def test_client_script_prints_lines_and_json(server, tmp_path, protocol):
     plain = subprocess.run([*base, "--protocol", protocol], **run).stdout.splitlines()
     assert [normalize(t) for t in plain] == [normalize(t) for t in SAMPLE.texts]
     record = json.loads(subprocess.run([*base, "--protocol", protocol, "--json"], **run).stdout)
-    assert [normalize(x["text"]) for x in record["lines"]] == [normalize(t) for t in SAMPLE.texts]
-    assert all(len(x["polygon"]) == 4 and 0 < x["score"] <= 1 for x in record["lines"])
+    (page,) = record["pages"]
+    assert (page["page"], page["width"], page["height"]) == (1, *SAMPLE.size)
+    assert [normalize(x["text"]) for x in page["lines"]] == [normalize(t) for t in SAMPLE.texts]
+    assert all(len(x["polygon"]) == 4 and 0 < x["score"] <= 1 for x in page["lines"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.png"]  # nothing else written
 
 
@@ -163,7 +165,8 @@ def test_client_script_reads_a_forced_line_as_one_text(server, tmp_path):
     image.write_bytes(crop.png)
     base = [sys.executable, str(ROOT / "client" / "client.py"), str(image), "--url", server.http]
     run = dict(capture_output=True, text=True, check=True, timeout=120, cwd=tmp_path)
-    forced = json.loads(subprocess.run([*base, "--line", "--json"], **run).stdout)["lines"]
+    forced = json.loads(subprocess.run([*base, "--line", "--json"], **run).stdout)
+    forced = forced["pages"][0]["lines"]
     assert [normalize(x["text"]) for x in forced] == ["hotelpacific42"]
     assert forced[0]["polygon"] == [[0, 0], [420, 0], [420, 130], [0, 130]]  # the whole image
 
@@ -202,11 +205,11 @@ def test_read_takes_folders_and_stdin_with_requests_in_flight(server, tmp_path):
     )
     assert done.returncode == 1  # one file failed
     records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["image"] for r in records] == [str(scans / "a.png"), str(listed)]  # input order
+    assert [r["file"] for r in records] == [str(scans / "a.png"), str(listed)]  # input order
     for record in records:
-        assert [normalize(x["text"]) for x in record["lines"]] == [
+        assert [normalize(x["text"]) for x in record["pages"][0]["lines"]] == [
             normalize(t) for t in SAMPLE.texts
         ]
     errors = done.stderr.splitlines()
     assert errors[0].startswith(f"error: {scans / 'b.png'}: ")
-    assert errors[-1].startswith(f"3 files, {2 * len(SAMPLE.texts)} lines, 1 failed, ")
+    assert errors[-1].startswith(f"3 files, 2 pages, {2 * len(SAMPLE.texts)} lines, 1 failed, ")

@@ -1,0 +1,149 @@
+"""The asyncio client: OcrClient's methods as coroutines, on tritonclient's aio clients.
+
+Many reads can be in flight from one event loop (`asyncio.gather`); each is checked, built,
+retried and parsed exactly as OcrClient does (the shared functions of ocr_client.py). The
+HTTP twin needs aiohttp (tritonclient[http]'s dependency, in the client install).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from triton_ocr import contract
+from triton_ocr.settings import ImageLimits
+
+from .ocr_client import (
+    Item,
+    Request,
+    as_bytes,
+    check_image,
+    check_items,
+    check_protocol,
+    flat_lines,
+    image_lines,
+    image_request,
+    limits_from,
+    ocr_documents,
+    ocr_request,
+    source_of,
+    with_retries_async,
+)
+from .results import Document, TextLine
+
+
+async def read_all(items: Sequence[Item]) -> list[bytes]:
+    """The items' bytes; files read in a worker thread, so the event loop goes on meanwhile."""
+    if any(isinstance(item, (str, Path)) for item in items):
+        return await asyncio.to_thread(lambda: [as_bytes(item) for item in items])
+    return [as_bytes(item) for item in items]
+
+
+class AsyncOcrClient:
+    """OcrClient for asyncio: the same arguments, the same methods, awaited.
+
+    The connection is opened by the first call (tritonclient's HTTP client needs a running
+    event loop); `async with AsyncOcrClient(url) as client:` closes it at the end.
+    """
+
+    def __init__(
+        self,
+        url: str = "localhost:8000",
+        protocol: str = "http",
+        model: str = contract.ENSEMBLE_MODEL,
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        limits: ImageLimits | None = None,
+    ) -> None:
+        """`timeout`: seconds one read may take, retries included; `retries`: further attempts
+        after a transient failure; `limits`: the server's are fetched when not given."""
+        check_protocol(protocol)
+        self.url = url
+        self.protocol = protocol
+        self.model = model
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._limits = limits
+        if protocol == "http":
+            import tritonclient.http.aio as module
+        else:
+            import tritonclient.grpc.aio as module
+        self._module = module
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        """tritonclient's aio client, made on first use (inside the event loop)."""
+        if self._client is None:
+            if self.protocol == "http":
+                self._client = self._module.InferenceServerClient(
+                    self.url, conn_timeout=self.timeout
+                )
+            else:
+                self._client = self._module.InferenceServerClient(self.url)
+        return self._client
+
+    async def limits(self) -> ImageLimits:
+        """The server's decode limits, from its detection_preprocessing config (fetched once)."""
+        if self._limits is None:
+            as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
+            config = await self.client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
+            self._limits = limits_from(config)
+        return self._limits
+
+    async def _infer(self, request: Request):
+        async def attempt(seconds_left: float):
+            extra = {"client_timeout": seconds_left} if self.protocol == "grpc" else {}
+            call = self.client.infer(
+                request.model,
+                request.inputs,
+                outputs=request.outputs,
+                parameters=request.parameters,
+                **extra,
+            )
+            return await asyncio.wait_for(call, seconds_left)  # HTTP: no per-call timeout
+
+        return await with_retries_async(attempt, self.timeout, self.retries, self.backoff)
+
+    async def read(self, image: Item) -> list[TextLine]:
+        """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""
+        (data,) = await read_all([image])
+        check_image(data, await self.limits(), self.model)
+        return image_lines(await self._infer(image_request(self._module, data, self.model)))
+
+    async def read_documents(
+        self, items: Sequence[Item], word_boxes: bool = False, **parameters: Any
+    ) -> list[Document]:
+        """OCR several images and documents in ONE call to the `ocr` model: one Document per
+        item (OcrClient.read_documents)."""
+        if not items:
+            return []
+        data = await read_all(items)
+        check_items(data, await self.limits())
+        result = await self._infer(ocr_request(self._module, data, word_boxes, **parameters))
+        return ocr_documents(result, [source_of(item) for item in items])
+
+    async def read_document(
+        self, item: Item, word_boxes: bool = False, **parameters: Any
+    ) -> Document:
+        """OCR one image or document with the `ocr` model."""
+        return (await self.read_documents([item], word_boxes, **parameters))[0]
+
+    async def read_many(self, images: Sequence[Item], **parameters: Any) -> list[list[TextLine]]:
+        """OCR several images in ONE call to the `ocr` model; one list of lines per image."""
+        return flat_lines(await self.read_documents(images, **parameters))
+
+    async def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def __aenter__(self) -> AsyncOcrClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()

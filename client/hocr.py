@@ -1,0 +1,125 @@
+"""hOCR output: one XHTML file per document, as Tesseract and hocr-tools write it.
+
+Each page is an `ocr_page` (its image, its size, its number), each line an `ocr_line`, each word
+an `ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox` (integer
+pixels of the page, clamped to it) and, for lines and words, `x_wconf` (confidence, 0-100). A
+line read without word boxes holds one `ocrx_word` with the line's text and box, so tools that
+collect words still get every text. Spec: https://kba.github.io/hocr-spec/1.2/
+
+Works on anything shaped like results.Page (read by attribute), so results.py can use it
+without the two importing each other.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+OCR_SYSTEM = "triton-ocr"
+CAPABILITIES = "ocr_page ocr_line ocrx_word"
+HEADER = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
+    "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml">
+ <head>
+  <title>{title}</title>
+  <meta http-equiv="Content-Type" content="text/html;charset=utf-8"/>
+  <meta name='ocr-system' content='{system}'/>
+  <meta name='ocr-capabilities' content='{capabilities}'/>
+ </head>
+ <body>
+"""
+FOOTER = """ </body>
+</html>
+"""
+# Characters XML 1.0 does not allow, even escaped (control characters, lone surrogates, ...).
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+Bbox = tuple[int, int, int, int]
+
+
+class WordLike(Protocol):
+    text: str
+    polygon: Sequence[Sequence[float]]
+    score: float
+
+
+class LineLike(WordLike, Protocol):
+    words: Sequence[WordLike]
+
+
+class PageLike(Protocol):
+    number: int
+    width: int
+    height: int
+    lines: Sequence[LineLike]
+
+
+def bbox_of(polygon: Iterable[Sequence[float]], width: int, height: int) -> Bbox:
+    """The integer box (x0, y0, x1, y1) around `polygon`, within a `width` x `height` page:
+    x0, y0 rounded down, x1, y1 rounded up (a float a hair off an integer counts as it)."""
+    points = [(float(x), float(y)) for x, y in polygon]
+    if not points:
+        raise ValueError("a polygon without points has no box")
+
+    def down(value: float, limit: int) -> int:
+        return min(max(math.floor(value + 1e-3), 0), limit)
+
+    def up(value: float, limit: int) -> int:
+        return min(max(math.ceil(value - 1e-3), 0), limit)
+
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    return down(min(xs), width), down(min(ys), height), up(max(xs), width), up(max(ys), height)
+
+
+def wconf(score: float) -> int:
+    """A confidence in 0..1 as hOCR's x_wconf, 0..100."""
+    return min(max(round(float(score) * 100), 0), 100)
+
+
+def escape(text: str, double_quotes: bool = True) -> str:
+    """Text safe in XML and HTML content and in single-quoted attributes (and double-quoted
+    ones unless `double_quotes` is False)."""
+    text = NOT_XML.sub("\ufffd", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace('"', "&quot;") if double_quotes else text
+    return text.replace("'", "&#39;")
+
+
+def title(bbox: Bbox, score: float | None = None) -> str:
+    found = "bbox {} {} {} {}".format(*bbox)
+    return found if score is None else f"{found}; x_wconf {wconf(score)}"
+
+
+def page_hocr(page: PageLike, source: str | None) -> list[str]:
+    number = page.number + 1
+    properties = [] if source is None else ['image "{}"'.format(source.replace('"', '\\"'))]
+    properties += [f"bbox 0 0 {page.width} {page.height}", f"ppageno {page.number}"]
+    page_title = escape("; ".join(properties), double_quotes=False)
+    out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
+    word_count = 0
+    for line_count, line in enumerate(page.lines, start=1):
+        box = bbox_of(line.polygon, page.width, page.height)
+        out.append(
+            f"   <span class='ocr_line' id='line_{number}_{line_count}' "
+            f"title='{title(box, line.score)}'>"
+        )
+        words = list(line.words) or [line]  # without word boxes: the line as one word
+        for word in words:
+            word_count += 1
+            word_box = bbox_of(word.polygon, page.width, page.height)
+            out.append(
+                f"    <span class='ocrx_word' id='word_{number}_{word_count}' "
+                f"title='{title(word_box, word.score)}'>{escape(word.text)}</span>"
+            )
+        out.append("   </span>")
+    out.append("  </div>")
+    return out
+
+
+def to_hocr(pages: Iterable[PageLike], source: str | None = None) -> str:
+    """One hOCR (XHTML) document holding `pages`, read from the file `source` (if any)."""
+    head = HEADER.format(title=escape(source or ""), system=OCR_SYSTEM, capabilities=CAPABILITIES)
+    body = [line for page in pages for line in page_hocr(page, source)]
+    return head + "\n".join(body) + ("\n" if body else "") + FOOTER

@@ -1,0 +1,274 @@
+"""What the OCR service returns, as plain values: words, lines, pages and documents.
+
+`parse_ocr_outputs` turns the output tensors of the `ocr` entry point into one `Document` per
+requested item (an image is a document of one page), `parse_lines` those of `ensemble_model`
+into lines. numpy and the standard library only: no Triton here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+import numpy as np
+
+from triton_ocr import contract
+
+Polygon = tuple[tuple[float, float], ...]  # tl, tr, br, bl as (x, y), original pixels
+
+
+def polygon_list(polygon: Polygon) -> list[list[float]]:
+    return [list(point) for point in polygon]
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of a line: its text, 4-point polygon (original pixels) and confidence."""
+
+    text: str
+    polygon: Polygon
+    score: float
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "polygon": polygon_list(self.polygon), "score": self.score}
+
+
+@dataclass(frozen=True)
+class TextLine:
+    """One recognized text: its content, 4-point polygon (original pixels) and confidence, and
+    its words when they were asked for (`word_boxes`)."""
+
+    text: str
+    polygon: Polygon
+    score: float
+    words: tuple[Word, ...] = ()
+
+    def to_dict(self) -> dict:
+        found = {"text": self.text, "polygon": polygon_list(self.polygon), "score": self.score}
+        if self.words:
+            found["words"] = [word.to_dict() for word in self.words]
+        return found
+
+    as_dict = to_dict  # the name of the first releases
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page read: `number` is its 0-based index in its item (an image is page 0), its size
+    is that of the image the server read (pixels, EXIF orientation applied; a PDF page as
+    rendered at the request's DPI), its lines in reading order."""
+
+    number: int
+    width: int
+    height: int
+    lines: tuple[TextLine, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+    def to_dict(self) -> dict:
+        """Pages counted from 1, as people count them."""
+        return {
+            "page": self.number + 1,
+            "width": self.width,
+            "height": self.height,
+            "lines": [line.to_dict() for line in self.lines],
+        }
+
+
+@dataclass(frozen=True)
+class Document:
+    """One item of a request (an image, a PDF, a multi-page TIFF): its pages in order, and the
+    path it was read from, if any."""
+
+    pages: tuple[Page, ...]
+    source: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def __iter__(self) -> Iterator[Page]:
+        return iter(self.pages)
+
+    @overload
+    def __getitem__(self, index: int) -> Page: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Page, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Page | tuple[Page, ...]:
+        return self.pages[index]
+
+    @property
+    def lines(self) -> list[TextLine]:
+        """Every line of every page, in page order."""
+        return [line for page in self.pages for line in page.lines]
+
+    @property
+    def text(self) -> str:
+        """The pages' text, separated by a form feed (as Tesseract's text output does)."""
+        return "\n\f".join(page.text for page in self.pages)
+
+    def to_dict(self) -> dict:
+        return {"file": self.source, "pages": [page.to_dict() for page in self.pages]}
+
+    def to_hocr(self) -> str:
+        """This document as one hOCR (XHTML) file: pages, lines and words with their boxes."""
+        from .hocr import to_hocr
+
+        return to_hocr(self.pages, self.source)
+
+
+def as_text(value: object) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def as_polygons(polygons: np.ndarray) -> list[Polygon]:
+    return [tuple((float(x), float(y)) for x, y in poly) for poly in polygons]
+
+
+# The shape of one entry of the outputs that are not one value per entry.
+ENTRY_SHAPES = {
+    contract.OUTPUT_POLYGONS: (4, 2),
+    contract.OCR_OUTPUT_WORD_POLYGONS: (4, 2),
+    contract.OCR_OUTPUT_PAGE_SIZE: (2,),
+}
+
+
+def column(outputs: Mapping[str, np.ndarray | None], name: str, dtype=None) -> np.ndarray:
+    """One output tensor flattened to one entry per element ([N], [N, 4, 2] or [N, 2])."""
+    value = outputs.get(name)
+    if value is None:
+        raise ValueError(f"inconsistent response: output {name!r} is missing")
+    array = np.asarray(value, dtype=dtype)
+    inner = ENTRY_SHAPES.get(name, ())
+    if array.size % int(np.prod(inner, dtype=np.int64)):
+        raise ValueError(
+            f"inconsistent response: output {name!r} of shape {list(array.shape)} is not a "
+            f"list of {list(inner)} entries"
+        )
+    return array.reshape(-1, *inner)
+
+
+def parse_lines(
+    texts: np.ndarray,
+    polygons: np.ndarray,
+    scores: np.ndarray,
+    words: Sequence[tuple[Word, ...]] | None = None,
+) -> list[TextLine]:
+    """Turn the three output tensors of one image into TextLines (reading order kept), with
+    their `words` (one tuple per line) if given."""
+    texts = np.asarray(texts).reshape(-1)
+    polygons = column({contract.OUTPUT_POLYGONS: polygons}, contract.OUTPUT_POLYGONS, np.float32)
+    scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+    if not len(texts) == len(polygons) == len(scores):
+        raise ValueError(
+            f"inconsistent response: {len(texts)} texts, {len(polygons)} polygons, "
+            f"{len(scores)} scores"
+        )
+    words = words if words is not None else [()] * len(texts)
+    return [
+        TextLine(text=as_text(t), polygon=poly, score=float(s), words=tuple(w))
+        for t, poly, s, w in zip(texts, as_polygons(polygons), scores, words, strict=True)
+    ]
+
+
+def parse_words(outputs: Mapping[str, np.ndarray | None], lines: int) -> list[tuple[Word, ...]]:
+    """The words of each of the `lines` lines (none when the word outputs are absent or empty:
+    the request did not ask for them)."""
+    names = contract.OCR_WORD_OUTPUTS
+    if all(outputs.get(name) is None or np.size(outputs[name]) == 0 for name in names):
+        return [()] * lines
+    texts = column(outputs, contract.OCR_OUTPUT_WORD_TEXT).reshape(-1)
+    polygons = column(outputs, contract.OCR_OUTPUT_WORD_POLYGONS, np.float32)
+    scores = column(outputs, contract.OCR_OUTPUT_WORD_SCORES, np.float32)
+    line_of = column(outputs, contract.OCR_OUTPUT_WORD_LINE, np.int64)
+    if not len(texts) == len(polygons) == len(scores) == len(line_of):
+        raise ValueError(
+            f"inconsistent response: {len(texts)} word texts, {len(polygons)} word polygons, "
+            f"{len(scores)} word scores, {len(line_of)} word lines"
+        )
+    if len(line_of) and (line_of.min() < 0 or line_of.max() >= lines):
+        raise ValueError(
+            f"inconsistent response: word_line {sorted(set(line_of.tolist()))} names lines "
+            f"outside the {lines} lines"
+        )
+    if np.any(np.diff(line_of) < 0):
+        raise ValueError("inconsistent response: words are not grouped by line in line order")
+    per_line: list[list[Word]] = [[] for _ in range(lines)]
+    for text, polygon, score, line in zip(
+        texts, as_polygons(polygons), scores, line_of, strict=True
+    ):
+        per_line[int(line)].append(Word(as_text(text), polygon, float(score)))
+    return [tuple(words) for words in per_line]
+
+
+def parse_ocr_outputs(
+    outputs: Mapping[str, np.ndarray | None],
+    items: int,
+    sources: Sequence[str | None] | None = None,
+) -> list[Document]:
+    """The `ocr` entry point's output tensors (by name, as `InferResult.as_numpy` gives them)
+    for a request of `items` items: one Document per item, in request order, every page read
+    listed (with or without text), lines in reading order with their words if any.
+
+    Raises ValueError when the response does not hold together (lengths that differ, indices
+    naming items, pages or lines that are not there).
+    """
+    if sources is not None and len(sources) != items:
+        raise ValueError(f"{len(sources)} sources given for {items} items")
+    image_of = column(outputs, contract.OCR_OUTPUT_IMAGE_INDEX, np.int64)
+    page_of = column(outputs, contract.OCR_OUTPUT_PAGE_INDEX, np.int64)
+    page_image = column(outputs, contract.OCR_OUTPUT_PAGE_IMAGE, np.int64)
+    page_size = column(outputs, contract.OCR_OUTPUT_PAGE_SIZE, np.int64)
+    if len(page_image) != len(page_size):
+        raise ValueError(
+            f"inconsistent response: {len(page_image)} page_image_index entries, "
+            f"{len(page_size)} page sizes"
+        )
+    if len(page_image) and (page_image.min() < 0 or page_image.max() >= items):
+        raise ValueError(
+            f"inconsistent response: pages of items {sorted(set(page_image.tolist()))} in a "
+            f"request of {items} items"
+        )
+    if np.any(np.diff(page_image) < 0):
+        raise ValueError("inconsistent response: pages are not listed in request order")
+    if len(page_size) and page_size.min() <= 0:
+        raise ValueError("inconsistent response: a page of zero width or height")
+    texts = column(outputs, contract.OUTPUT_TEXT)
+    if not len(texts) == len(image_of) == len(page_of):
+        raise ValueError(
+            f"inconsistent response: {len(texts)} lines, {len(image_of)} image indices, "
+            f"{len(page_of)} page indices"
+        )
+    lines = parse_lines(
+        texts,
+        column(outputs, contract.OUTPUT_POLYGONS, np.float32),
+        column(outputs, contract.OUTPUT_SCORES, np.float32),
+        parse_words(outputs, len(texts)),
+    )
+
+    # page number k of item i: the k-th page listed for item i
+    sizes: list[list[tuple[int, int]]] = [[] for _ in range(items)]
+    for item, (width, height) in zip(page_image, page_size, strict=True):
+        sizes[int(item)].append((int(width), int(height)))
+    found: list[list[list[TextLine]]] = [[[] for _ in pages] for pages in sizes]
+    for n, (item, page) in enumerate(zip(image_of, page_of, strict=True)):
+        if not (0 <= item < items and 0 <= page < len(sizes[item])):
+            raise ValueError(
+                f"inconsistent response: line {n} is on page {int(page)} of item {int(item)}, "
+                f"which the response does not list"
+            )
+        found[item][page].append(lines[n])
+    return [
+        Document(
+            pages=tuple(
+                Page(number, width, height, tuple(found[item][number]))
+                for number, (width, height) in enumerate(sizes[item])
+            ),
+            source=sources[item] if sources is not None else None,
+        )
+        for item in range(items)
+    ]

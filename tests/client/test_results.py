@@ -1,0 +1,136 @@
+"""The `ocr` entry point's outputs as Documents: pages, lines, words, and refused nonsense."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from triton_ocr import contract
+from triton_ocr.client import Document, Page, TextLine, Word, parse_ocr_outputs
+from triton_ocr.client.ocr_client import TextLine as OldTextLine
+from triton_ocr.client.ocr_client import parse_lines
+
+from .outputs import LINES, PAGES, WORDS, box, ocr_outputs
+
+
+def test_every_page_is_listed_and_lines_land_on_theirs():
+    documents = parse_ocr_outputs(ocr_outputs(LINES, PAGES), 2, ["scan.pdf", None])
+    assert [len(d) for d in documents] == [3, 1]
+    scan, image = documents
+    assert scan.source == "scan.pdf" and image.source is None
+    assert [(p.number, p.width, p.height) for p in scan] == [
+        (0, 600, 800),
+        (1, 600, 800),
+        (2, 600, 850),
+    ]
+    assert [line.text for line in scan[0].lines] == ["Invoice 42", "Total: 12 €"]
+    assert scan[1].lines == () and scan[1].text == ""  # read, nothing found: still listed
+    assert scan[2].text == "Page three"
+    assert scan.text == "Invoice 42\nTotal: 12 €\n\f\n\fPage three"
+    assert image[0].lines[0].polygon == ((5.5, 6.25), (300.75, 6.25), (300.75, 50.0), (5.5, 50.0))
+    assert image[0].lines[0].score == pytest.approx(0.5)
+    assert all(line.words == () for d in documents for line in d.lines)  # none asked for
+
+
+def test_words_are_attached_to_their_lines():
+    scan, image = parse_ocr_outputs(ocr_outputs(LINES, PAGES, WORDS), 2)
+    assert [w.text for w in scan[0].lines[0].words] == ["Invoice", "42"]
+    assert [w.text for w in scan[0].lines[1].words] == ["Total:", "12", "€"]
+    assert scan[2].lines[0].words == ()  # a line with no words given keeps none
+    (hello,) = image[0].lines[0].words
+    assert hello == Word(
+        "Hello", ((5.5, 6.25), (60.0, 6.25), (60.0, 50.0), (5.5, 50.0)), hello.score
+    )
+    assert hello.score == pytest.approx(0.55)
+
+
+def test_dicts_count_pages_from_one_and_hold_words_only_when_read():
+    scan, _ = parse_ocr_outputs(ocr_outputs(LINES, PAGES, WORDS), 2, ["scan.pdf", None])
+    record = json.loads(json.dumps(scan.to_dict()))  # plain JSON types
+    assert record["file"] == "scan.pdf"
+    assert [p["page"] for p in record["pages"]] == [1, 2, 3]
+    assert record["pages"][0]["width"] == 600 and record["pages"][2]["height"] == 850
+    first = record["pages"][0]["lines"][0]
+    assert first["text"] == "Invoice 42" and first["polygon"][2] == [200.0, 40.0]
+    assert [w["text"] for w in first["words"]] == ["Invoice", "42"]
+    assert "words" not in record["pages"][2]["lines"][0]
+    line = TextLine("a", ((0.0, 0.0),) * 4, 0.5)
+    assert (
+        line.as_dict() == line.to_dict() == {"text": "a", "polygon": [[0.0, 0.0]] * 4, "score": 0.5}
+    )
+    assert TextLine is OldTextLine
+
+
+def test_no_lines_at_all_still_gives_every_page():
+    (document,) = parse_ocr_outputs(ocr_outputs([], [(0, 100, 50)]), 1)
+    assert document == Document((Page(0, 100, 50, ()),), None)
+    assert document.to_dict() == {
+        "file": None,
+        "pages": [{"page": 1, "width": 100, "height": 50, "lines": []}],
+    }
+
+
+def test_word_outputs_may_be_absent():
+    outputs = ocr_outputs(LINES, PAGES)
+    for name in contract.OCR_WORD_OUTPUTS:
+        outputs[name] = None
+    assert parse_ocr_outputs(outputs, 2)[0][0].lines[0].words == ()
+
+
+def broken(change):
+    outputs = ocr_outputs(LINES, PAGES, WORDS)
+    change(outputs)
+    return outputs
+
+
+@pytest.mark.parametrize(
+    ("change", "items", "message"),
+    [
+        (lambda o: o.pop(contract.OCR_OUTPUT_PAGE_SIZE), 2, "'page_size' is missing"),
+        (lambda o: o.update(text_scores=o["text_scores"][:-1]), 2, "4 texts, 4 polygons, 3 scores"),
+        (
+            lambda o: o.update(page_index=o["page_index"][:-1]),
+            2,
+            "4 lines, 4 image indices, 3 page",
+        ),
+        (lambda o: o.update(page_size=o["page_size"][:-1]), 2, "4 page_image_index entries, 3"),
+        (lambda o: o.update(text_polygons=np.zeros((4, 3), np.float32)), 2, "not a list of [4, 2]"),
+        (lambda o: o["page_index"].__setitem__(2, 3), 2, "line 2 is on page 3 of item 0"),
+        (lambda o: o["image_index"].__setitem__(3, 2), 2, "line 3 is on page 0 of item 2"),
+        (lambda o: None, 1, "pages of items [0, 1] in a request of 1 items"),
+        (
+            lambda o: o.update(page_image_index=np.array([1, 0, 0, 0])),
+            2,
+            "not listed in request order",
+        ),
+        (lambda o: o["page_size"].__setitem__((1, 0), 0), 2, "zero width or height"),
+        (lambda o: o["word_line"].__setitem__(5, 4), 2, "names lines outside the 4 lines"),
+        (lambda o: o.update(word_line=np.array([1, 0, 1, 1, 1, 3])), 2, "not grouped by line"),
+        (
+            lambda o: o.update(word_scores=o["word_scores"][:2]),
+            2,
+            "6 word texts, 6 word polygons, 2",
+        ),
+    ],
+)
+def test_inconsistent_responses_are_refused(change, items, message):
+    with pytest.raises(ValueError, match="inconsistent response") as raised:
+        parse_ocr_outputs(broken(change), items)
+    assert message in str(raised.value)
+
+
+def test_sources_must_match_the_items():
+    with pytest.raises(ValueError, match="1 sources given for 2 items"):
+        parse_ocr_outputs(ocr_outputs(LINES, PAGES), 2, ["a.pdf"])
+
+
+def test_parse_lines_reads_the_ensembles_outputs():
+    texts = np.array([[b"caf\xc3\xa9", b"x"]], np.object_)  # [1, N] as ensemble_model gives
+    polygons = np.array([[box(0, 0, 10, 5), box(1, 2, 3, 4)]], np.float32)
+    lines = parse_lines(texts, polygons, np.array([[0.9, 0.25]], np.float32))
+    assert [line.text for line in lines] == ["café", "x"]
+    assert lines[1].polygon == ((1.0, 2.0), (3.0, 2.0), (3.0, 4.0), (1.0, 4.0))
+    with pytest.raises(ValueError, match="2 texts, 2 polygons, 1 scores"):
+        parse_lines(texts, polygons, np.array([0.5], np.float32))
