@@ -182,7 +182,10 @@ def progress_bar(total: int, tally: Tally, show: bool) -> Iterator[Callable[[], 
         TextColumn("{task.fields[status]}"),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    # the results printed above the bar when they share its terminal, never into it otherwise
+    shared = sys.stdout.isatty()
+    console = Console(stderr=True)
+    with Progress(*columns, console=console, transient=True, redirect_stdout=shared) as progress:
         task = progress.add_task("read", total=total, status="")
 
         def redraw() -> None:

@@ -245,9 +245,10 @@ def test_read_a_mixed_folder_to_jsonl_with_words_and_overlays(server: Endpoints,
     )
     for path in overlays.rglob("*.png"):
         with Image.open(path) as picture:
-            assert picture.size == (760, 220)
-            page = np.asarray(image_of(page_sample(1)))
-            assert np.abs(np.asarray(picture.convert("RGB"), int) - page).mean() > 1  # drawn on
+            assert picture.size == (2 * 760, 220)  # the page, and the text read beside it
+            drawn = np.asarray(picture.convert("RGB"), int)
+            assert (drawn[:, :760] != 255).any(axis=2).mean() > 0.15  # the page, boxes drawn
+            assert (drawn[:, 762:] < 128).all(axis=2).sum() > 500  # the text, written
     assert sorted(p.name for p in tmp_path.iterdir()) == ["overlays"]  # nothing else written
 
 
