@@ -16,12 +16,12 @@ from triton_ocr import contract
 from triton_ocr.settings import ImageLimits
 
 from .ocr_client import (
+    ClientOptions,
     Item,
     Request,
     as_bytes,
     check_image,
     check_items,
-    check_protocol,
     flat_lines,
     image_lines,
     image_request,
@@ -41,34 +41,15 @@ async def read_all(items: Sequence[Item]) -> list[bytes]:
     return [as_bytes(item) for item in items]
 
 
-class AsyncOcrClient:
+class AsyncOcrClient(ClientOptions):
     """OcrClient for asyncio: the same arguments, the same methods, awaited.
 
     The connection is opened by the first call (tritonclient's HTTP client needs a running
     event loop); `async with AsyncOcrClient(url) as client:` closes it at the end.
     """
 
-    def __init__(
-        self,
-        url: str = "localhost:8000",
-        protocol: str = "http",
-        model: str = contract.ENSEMBLE_MODEL,
-        timeout: float = 60.0,
-        retries: int = 3,
-        backoff: float = 0.5,
-        limits: ImageLimits | None = None,
-    ) -> None:
-        """`timeout`: seconds one read may take, retries included; `retries`: further attempts
-        after a transient failure; `limits`: the server's are fetched when not given."""
-        check_protocol(protocol)
-        self.url = url
-        self.protocol = protocol
-        self.model = model
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self._limits = limits
-        if protocol == "http":
+    def _connect(self) -> None:
+        if self.protocol == "http":
             import tritonclient.http.aio as module
         else:
             import tritonclient.grpc.aio as module

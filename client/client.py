@@ -168,11 +168,20 @@ def save_overlays(folder: Path, name: str, data: bytes, document: Document) -> N
 def progress_bar(total: int, tally: Tally, show: bool) -> Iterator[Callable[[], None]]:
     """A rich progress bar on stderr (files, pages, lines, pages/s, errors), or nothing; yields
     the function that redraws it."""
+    try:  # rich comes with the CLI (typer's); the light client install may lack it: no bar
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+    except ImportError:
+        show = False
     if not show:
         yield lambda: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     start = time.perf_counter()
     columns = (

@@ -210,18 +210,9 @@ def limits_from(config: dict) -> ImageLimits:
     return limits
 
 
-def check_protocol(protocol: str) -> None:
-    if protocol not in ("http", "grpc"):
-        raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
-
-
-# --- the blocking client ---------------------------------------------------------------------
-
-
-class OcrClient:
-    """Talks to `ensemble_model` (`read`: one image) and to `ocr` (`read_many`,
-    `read_documents`: several images and documents per call) over HTTP (default, port 8000) or
-    gRPC (port 8001)."""
+class ClientOptions:
+    """What both clients are made with (OcrClient, AsyncOcrClient): the server, the model `read`
+    calls, and the retry policy."""
 
     def __init__(
         self,
@@ -235,23 +226,40 @@ class OcrClient:
     ) -> None:
         """`timeout`: seconds one read may take, retries included; `retries`: further attempts
         after a transient failure; `limits`: the server's are fetched when not given."""
-        check_protocol(protocol)
+        if protocol not in ("http", "grpc"):
+            raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
+        self.url = url
         self.protocol = protocol
         self.model = model
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
         self._limits = limits
-        if protocol == "http":
+        self._connect()
+
+    def _connect(self) -> None:
+        raise NotImplementedError
+
+
+# --- the blocking client ---------------------------------------------------------------------
+
+
+class OcrClient(ClientOptions):
+    """Talks to `ensemble_model` (`read`: one image) and to `ocr` (`read_many`,
+    `read_documents`: several images and documents per call) over HTTP (default, port 8000) or
+    gRPC (port 8001)."""
+
+    def _connect(self) -> None:
+        if self.protocol == "http":
             import tritonclient.http as module
 
             self._client = module.InferenceServerClient(
-                url, connection_timeout=timeout, network_timeout=timeout
+                self.url, connection_timeout=self.timeout, network_timeout=self.timeout
             )
         else:
             import tritonclient.grpc as module
 
-            self._client = module.InferenceServerClient(url)
+            self._client = module.InferenceServerClient(self.url)
         self._module = module
 
     def limits(self) -> ImageLimits:

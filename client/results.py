@@ -190,19 +190,24 @@ def parse_words(outputs: Mapping[str, np.ndarray | None], lines: int) -> list[tu
             f"inconsistent response: {len(texts)} word texts, {len(polygons)} word polygons, "
             f"{len(scores)} word scores, {len(line_of)} word lines"
         )
-    if len(line_of) and (line_of.min() < 0 or line_of.max() >= lines):
-        raise ValueError(
-            f"inconsistent response: word_line {sorted(set(line_of.tolist()))} names lines "
-            f"outside the {lines} lines"
-        )
-    if np.any(np.diff(line_of) < 0):
-        raise ValueError("inconsistent response: words are not grouped by line in line order")
+    check_index(line_of, lines, "word_line", "lines", "words are not grouped by line in order")
     per_line: list[list[Word]] = [[] for _ in range(lines)]
     for text, polygon, score, line in zip(
         texts, as_polygons(polygons), scores, line_of, strict=True
     ):
         per_line[int(line)].append(Word(as_text(text), polygon, float(score)))
     return [tuple(words) for words in per_line]
+
+
+def check_index(index: np.ndarray, count: int, name: str, what: str, unordered: str) -> None:
+    """`index` (an output naming entries of another) must name existing ones, in order."""
+    if len(index) and (index.min() < 0 or index.max() >= count):
+        raise ValueError(
+            f"inconsistent response: {name} {sorted(set(index.tolist()))} names {what} outside "
+            f"the {count} {what}"
+        )
+    if np.any(np.diff(index) < 0):
+        raise ValueError(f"inconsistent response: {unordered}")
 
 
 def parse_ocr_outputs(
@@ -228,13 +233,7 @@ def parse_ocr_outputs(
             f"inconsistent response: {len(page_image)} page_image_index entries, "
             f"{len(page_size)} page sizes"
         )
-    if len(page_image) and (page_image.min() < 0 or page_image.max() >= items):
-        raise ValueError(
-            f"inconsistent response: pages of items {sorted(set(page_image.tolist()))} in a "
-            f"request of {items} items"
-        )
-    if np.any(np.diff(page_image) < 0):
-        raise ValueError("inconsistent response: pages are not listed in request order")
+    check_index(page_image, items, "page_image_index", "items", "pages are not in request order")
     if len(page_size) and page_size.min() <= 0:
         raise ValueError("inconsistent response: a page of zero width or height")
     texts = column(outputs, contract.OUTPUT_TEXT)

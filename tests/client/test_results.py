@@ -99,11 +99,11 @@ def broken(change):
         (lambda o: o.update(text_polygons=np.zeros((4, 3), np.float32)), 2, "not a list of [4, 2]"),
         (lambda o: o["page_index"].__setitem__(2, 3), 2, "line 2 is on page 3 of item 0"),
         (lambda o: o["image_index"].__setitem__(3, 2), 2, "line 3 is on page 0 of item 2"),
-        (lambda o: None, 1, "pages of items [0, 1] in a request of 1 items"),
+        (lambda o: None, 1, "page_image_index [0, 1] names items outside the 1 items"),
         (
             lambda o: o.update(page_image_index=np.array([1, 0, 0, 0])),
             2,
-            "not listed in request order",
+            "pages are not in request order",
         ),
         (lambda o: o["page_size"].__setitem__((1, 0), 0), 2, "zero width or height"),
         (lambda o: o["word_line"].__setitem__(5, 4), 2, "names lines outside the 4 lines"),
