@@ -57,6 +57,7 @@ class ReadOptions:
     words: bool = False  # word boxes beside the lines
     out: Path | None = None  # folder for each input's .txt, .json and .hocr
     overlay: Path | None = None  # folder for one PNG per page, results drawn over it
+    overlay_font: Path | None = None  # the overlay's font (None: overlay.WIDE_FONTS, Pillow's)
     resume: bool = False  # skip inputs already in --out, or in the --jsonl file stdout extends
     pdf_dpi: int | None = None  # None: the server's
     progress: bool | None = None  # None: when stderr is a terminal
@@ -142,7 +143,9 @@ def save_outputs(out: Path, name: str, document: Document) -> None:
         write_whole(out / f"{name}{suffix}", texts[suffix])
 
 
-def save_overlays(folder: Path, name: str, data: bytes, document: Document) -> None:
+def save_overlays(
+    folder: Path, name: str, data: bytes, document: Document, font: Path | None = None
+) -> None:
     """One PNG per page (<name>-p<N>.png): the page as the server read it, with its lines (and
     words) drawn over it. Needs the server extra (OpenCV and pypdfium2 read the pages here)."""
     from PIL import Image
@@ -161,7 +164,7 @@ def save_overlays(folder: Path, name: str, data: bytes, document: Document) -> N
                 image = image.resize((page.width, page.height), Image.Resampling.LANCZOS)
             target = folder / f"{name}-p{page.number + 1}.png"
             target.parent.mkdir(parents=True, exist_ok=True)
-            draw_overlay(image, page).save(target)
+            draw_overlay(image, page, font).save(target)
 
 
 @contextmanager
@@ -245,7 +248,7 @@ def read_files(options: ReadOptions) -> int:
         if options.out is not None:
             save_outputs(options.out, names[path], document)
         if options.overlay is not None:
-            save_overlays(options.overlay, names[path], data, document)
+            save_overlays(options.overlay, names[path], data, document, options.overlay_font)
         return document
 
     def report(path: Path, future: Future) -> Document | None:
@@ -322,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--words", action="store_true", help="Word boxes too.")
     parser.add_argument("--out", type=Path, help="Save each file's .txt, .json and .hocr here.")
     parser.add_argument("--overlay", type=Path, help="Save one PNG per page, results drawn.")
+    parser.add_argument(
+        "--overlay-font", type=Path, help="A TrueType font for the overlay (CJK: a CJK font)."
+    )
     parser.add_argument("--resume", action="store_true", help="Skip files already done.")
     parser.add_argument("--pdf-dpi", type=int, help="Render PDF pages at this resolution.")
     args = parser.parse_args(argv)

@@ -25,9 +25,26 @@ GUIDE_COLOUR = (170, 190, 230)  # the polygons again on the text panel, light
 TEXT_COLOUR = (0, 0, 0)
 FONT_SCALE = 0.8  # text height / line height, narrowed further when the text is too wide
 MIN_FONT, MAX_FONT = 6, 160  # pixels
+# Fonts with CJK glyphs where systems usually keep them (Debian/Ubuntu fonts-noto-cjk,
+# fonts-wqy-microhei, fonts-droid-fallback; Fedora; macOS; Windows): the first one found draws
+# the text unless a font is given. Pillow's own font has Latin, Greek and Cyrillic only.
+WIDE_FONTS = (
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/google-noto-cjk/NotoSansCJK-Regular.ttc",
+    "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+    "/System/Library/Fonts/PingFang.ttc",
+    "C:/Windows/Fonts/msyh.ttc",
+)
 
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 Points = list[tuple[float, float]]
+
+
+@lru_cache(maxsize=1)
+def wide_font() -> str | None:
+    """The first of WIDE_FONTS this system has, or None."""
+    return next((path for path in WIDE_FONTS if Path(path).is_file()), None)
 
 
 @lru_cache(maxsize=128)
@@ -90,7 +107,9 @@ def draw_overlay(image: Image.Image, page: Page, font: str | Path | None = None)
 
     Polygons are in the page's pixels (page.width x page.height); an image of another size (the
     same page rendered at another DPI) has them scaled to it. `font`: a TrueType file for the
-    text (Pillow's own font has Latin, Greek and Cyrillic glyphs only; others show as boxes)."""
+    text; by default the first of WIDE_FONTS found, else Pillow's own (Latin, Greek and Cyrillic
+    glyphs only; others show as boxes)."""
+    font = font if font is not None else wide_font()
     base = ImageOps.exif_transpose(image).convert("RGB")
     sx = base.width / page.width if page.width else 1.0
     sy = base.height / page.height if page.height else 1.0

@@ -234,6 +234,9 @@ def read(
     words: bool = typer.Option(False, "--words", help="Word boxes beside the lines."),
     out: Path = typer.Option(None, help="Save each file's .txt, .json and .hocr in this folder."),
     overlay: Path = typer.Option(None, help="Save one PNG per page with the results drawn."),
+    overlay_font: Path = typer.Option(
+        None, help="A TrueType font for the overlay's text (default: a CJK font if installed)."
+    ),
     resume: bool = typer.Option(
         False, help="Skip files already in --out, or in the file --jsonl output is appended to."
     ),
@@ -250,9 +253,20 @@ def read(
     chosen = "jsonl" if as_jsonl else "json" if as_json else output
     try:
         options = ReadOptions(
-            found, url, protocol, chosen, timeout, line, concurrency, words, out, overlay,
-            resume, pdf_dpi,
-        )  # fmt: skip
+            found,
+            url=url,
+            protocol=protocol,
+            output=chosen,
+            timeout=timeout,
+            line=line,
+            concurrency=concurrency,
+            words=words,
+            out=out,
+            overlay=overlay,
+            overlay_font=overlay_font,
+            resume=resume,
+            pdf_dpi=pdf_dpi,
+        )
         code = read_files(options)
     except ValueError as exc:
         fail(str(exc), 2)

@@ -113,3 +113,21 @@ def test_a_page_without_lines_is_the_page_beside_a_white_panel():
     assert drawn.shape == (200, 800, 3)
     assert (drawn[:, :400] == pixels(page_image())).all()
     assert (drawn[:, 402:] == 255).all()
+
+
+def test_the_text_is_drawn_with_a_wide_font_when_the_system_has_one(monkeypatch):
+    """CJK text needs a font with its glyphs: the first of WIDE_FONTS found, or one given."""
+    from triton_ocr.tools.samples import FONTS
+
+    dejavu = FONTS / "DejaVuSans.ttf"
+    page = Page(0, 400, 200, (line("Hello world", 50, 80, 200, 110),))
+    pillows = pixels(draw_overlay(page_image(), page))
+    given = pixels(draw_overlay(page_image(), page, dejavu))
+    assert (pillows != given).any()  # another face
+    monkeypatch.setattr(overlay, "WIDE_FONTS", ("/nowhere/font.ttc", str(dejavu)))
+    overlay.wide_font.cache_clear()
+    try:
+        assert overlay.wide_font() == str(dejavu)
+        assert (pixels(draw_overlay(page_image(), page)) == given).all()
+    finally:
+        overlay.wide_font.cache_clear()
