@@ -176,6 +176,34 @@ def serve(
 
 
 @app.command()
+def drain(
+    http_port: int = typer.Option(8000, help="The server's HTTP port."),
+    delay: float = typer.Option(
+        10.0, min=0, help="Seconds to keep serving first (the Service stops routing here)."
+    ),
+) -> None:
+    """Stop taking requests and let the ones inside finish, before the server is stopped: a
+    Kubernetes preStop hook (deploy/kubernetes). After DELAY seconds the entry points are
+    unloaded (new callers are told "no available versions", which the client library retries
+    elsewhere) and their requests in flight finish; `serve` then stops quickly on SIGTERM.
+    Needs the admin key in $TRITON_OCR_ADMIN_KEY."""
+    import os
+
+    from triton_ocr.runtime.flags import ADMIN_KEY_ENV
+    from triton_ocr.runtime.server import drain_ahead
+
+    key = os.environ.get(ADMIN_KEY_ENV)
+    if not key:
+        fail(f"${ADMIN_KEY_ENV} is not set: the model-repository API needs the admin key", 2)
+    try:
+        entries = drain_ahead(f"127.0.0.1:{http_port}", key, delay)
+    except OSError as exc:
+        fail(f"cannot drain the server on port {http_port}: {exc}", 1)
+    for entry in entries:
+        typer.echo(f"{entry['name']}: {entry.get('state', 'unknown')}", err=True)
+
+
+@app.command()
 def demo(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
     http_port: int = typer.Option(8000),

@@ -27,6 +27,8 @@ SHM_GROWTH_BYTES = 16 * 1024 * 1024
 ADMIN_KEY_ENV = "TRITON_OCR_ADMIN_KEY"
 ADMIN_HEADER = "triton-ocr-admin-key"
 RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
+# Triton's own wait for requests in flight once told to stop (--exit-timeout-secs)
+EXIT_TIMEOUT_S = 30
 
 
 @dataclass
@@ -89,7 +91,7 @@ def triton_flags(opts: ServerOptions) -> list[str]:
         f"--backend-config=python,shm-default-byte-size={SHM_DEFAULT_BYTES}",
         f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
         f"--log-verbose={opts.log_verbose}",
-        "--exit-timeout-secs=30",
+        f"--exit-timeout-secs={EXIT_TIMEOUT_S}",
         # every model loads at once (Triton's default is 4 at a time): cold start to ready here
         # went from 5.7-6.1 s to 4.3-5.1 s (docs/benchmarks.md)
         "--model-load-thread-count=16",

@@ -40,6 +40,12 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # loop does not spin
 CRASH_WINDOW_S = 60.0
 RESTART_PAUSE_S = 5.0
+# A stop drains the entry points first (the requests inside finish, for at most DRAIN_TIMEOUT_S),
+# then tells Triton to stop and kills it if it still runs after STOP_TIMEOUT_S (above Triton's
+# own exit timeout, flags.EXIT_TIMEOUT_S). So a stop takes at most their sum: a supervisor's
+# grace period (Kubernetes' terminationGracePeriodSeconds, deploy/) must be longer.
+DRAIN_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 40.0
 
 
 def _die_with_parent() -> None:
@@ -159,7 +165,9 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
         signal.signal(signal.SIGTERM, previous)
 
 
-def drain(http_url: str, key: str, models: tuple[str, ...], timeout: float = 30.0) -> None:
+def drain(
+    http_url: str, key: str, models: tuple[str, ...], timeout: float = DRAIN_TIMEOUT_S
+) -> None:
     """Unload the entry points and wait for their requests before Triton is told to stop.
 
     Triton 2.51 on SIGTERM refuses every new request at once, the internal ones too, so an
@@ -184,13 +192,26 @@ def drain(http_url: str, key: str, models: tuple[str, ...], timeout: float = 30.
         return  # the server is already going: SIGTERM follows anyway
 
 
+def drain_ahead(http_url: str, key: str, delay_s: float) -> list[dict]:
+    """What a Kubernetes preStop hook runs before the pod gets SIGTERM: keep serving for
+    `delay_s` (the Service stops routing here meanwhile; requests still arriving are answered),
+    then drain the entry points (callers get "no available versions", which the client library
+    retries on another pod, and the requests inside finish). Returns the entry points' index
+    entries after the drain; raises OSError when the server or the admin API cannot be reached.
+    """
+    time.sleep(delay_s)
+    drain(http_url, key, ENTRY_POINTS)
+    index = json.loads(admin_post(http_url, ADMIN_HEADER, key, "/v2/repository/index", 10))
+    return [entry for entry in index if entry["name"] in ENTRY_POINTS]
+
+
 def log_tail(path: Path, lines: int = 30) -> str:
     """The end of a server log, with the errors Triton printed, for a failure message."""
     text = path.read_text(errors="replace").splitlines()
     return "--- end of the tritonserver log ---\n" + "\n".join(text[-lines:])
 
 
-def stop(process: subprocess.Popen, timeout: float = 40.0) -> int:
+def stop(process: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> int:
     """SIGTERM lets Triton finish in-flight requests (within its exit timeout), then kill."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

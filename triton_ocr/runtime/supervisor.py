@@ -11,6 +11,7 @@ fail UNAVAILABLE, and the client library retries them.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -75,6 +76,17 @@ class StubSupervisor:
         except OSError:
             return False
 
+    def loaded(self, model: str) -> bool:
+        """Whether `model` is meant to be loaded: READY in the repository index (a stub that
+        died leaves it READY). Unloaded on purpose, as `triton-ocr drain` does, it is not."""
+        index = admin_post(
+            self.http_url, self.admin_header, self.admin_key, "/v2/repository/index", timeout=10
+        )
+        return any(
+            entry.get("name") == model and entry.get("state") == "READY"
+            for entry in json.loads(index)
+        )
+
     def reload(self, model: str) -> None:
         """Unload, then load: a plain load of an unchanged model is a no-op in Triton (measured),
         which would leave the dead instance in place."""
@@ -98,8 +110,11 @@ class StubSupervisor:
                 by_model.setdefault(instance.rsplit("_", 2)[0], []).append(instance)
             for model, instances in sorted(by_model.items()):
                 start = time.monotonic()
-                self.log(f"a stub of {model} died ({', '.join(instances)}): reloading the model")
                 try:
+                    if not self.loaded(model):  # unloaded on purpose: its stubs ended with it
+                        continue
+                    died = ", ".join(instances)
+                    self.log(f"a stub of {model} died ({died}): reloading the model")
                     self.reload(model)
                     self.log(f"{model} reloaded in {time.monotonic() - start:.1f} s")
                 except Exception as exc:  # the server may be stopping: try again later
