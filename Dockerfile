@@ -35,6 +35,6 @@ RUN triton-ocr export ppocr-v6 --repository /models \
 
 EXPOSE 8000 8001 8002
 # The container's tritonserver and backends with the same flags as `triton-ocr serve`, under its
-# supervisor (a model whose stub process dies is reloaded). `docker stop -t 35`: Triton finishes
-# in-flight requests within its 30 s exit timeout.
+# supervisor (a model whose stub process dies is reloaded). `docker stop -t 75`: serve drains the
+# entry points (their requests finish, at most 30 s), then Triton stops (killed after 40 s).
 ENTRYPOINT ["triton-ocr", "serve", "--container", "--repository", "/models"]

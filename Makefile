@@ -26,7 +26,7 @@ PERF_ANALYZER := $(PERF_DIR)/perf_analyzer
 LIBB64_VERSION ?= 1.2-5+b1
 LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82
 
-.PHONY: setup setup-export demo test lint bench perf-analyzer gpu-check export serve lock clean
+.PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export serve lock clean
 
 # $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
 # packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
@@ -73,9 +73,14 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Every Kubernetes and KServe manifest in deploy/ against the schemas of its kind (the overlays
+# rendered by kubectl's Kustomize; no cluster needed).
+deploy-check: setup
+	$(BIN)/triton-ocr deploy-check
+
 # Unit tests and end-to-end tests against the real Triton server (both PP-OCR packs), then the
 # east-str export and its end-to-end tests in the converters' environment.
-test: lint setup-export
+test: lint deploy-check setup-export
 	$(BIN)/pytest --ignore=tests/export
 	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
 

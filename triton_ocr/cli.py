@@ -304,6 +304,23 @@ def read(
 # --- tools -------------------------------------------------------------------------------
 
 
+@app.command("deploy-check")
+def deploy_check(
+    deploy: Path = typer.Option(Path("deploy"), help="The deploy/ folder of this checkout."),
+) -> None:
+    """Validate every Kubernetes and KServe manifest in deploy/ (the overlays rendered by
+    kubectl's Kustomize) against the schemas of its kind, strictly; no cluster needed."""
+    from triton_ocr.tools.deploy_check import run_deploy_check
+
+    if not (deploy / "kubernetes").is_dir():
+        fail(f"{deploy} holds no kubernetes/ manifests (run from the checkout's root)", 2)
+    try:
+        code = run_deploy_check(deploy)
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc), 2)
+    raise typer.Exit(code)
+
+
 @app.command()
 def bench(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),

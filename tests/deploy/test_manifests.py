@@ -1,0 +1,212 @@
+"""deploy/ tied to the code it runs: every manifest valid for its kind, the pods started with
+arguments `triton-ocr serve` accepts, on the ports it binds, probed where it answers, given the
+time its stop takes. (The HPA's metrics against a real scrape: tests/e2e/test_deploy_metrics.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import typer.main
+import yaml
+
+from tests.conftest import ROOT
+from triton_ocr.cli import app
+from triton_ocr.runtime.flags import ADMIN_KEY_ENV, EXIT_TIMEOUT_S, ServerOptions
+from triton_ocr.runtime.server import DRAIN_TIMEOUT_S, STOP_TIMEOUT_S
+from triton_ocr.tools.deploy_check import (
+    CUSTOM_SCHEMAS,
+    Manifest,
+    check_deploy,
+    kustomize,
+    load_documents,
+    overlays,
+    validate,
+)
+
+DEPLOY = ROOT / "deploy"
+OVERLAYS = [p.name for p in overlays(DEPLOY)]
+HEALTH = {"readinessProbe": "/v2/health/ready", "livenessProbe": "/v2/health/live"}
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("kubectl") is None, reason="kubectl renders the Kustomize overlays"
+)
+
+
+def rendered(overlay: str) -> dict[str, dict]:
+    documents = load_documents(kustomize(DEPLOY / "kubernetes" / "overlays" / overlay))
+    return {doc["kind"]: doc for doc in documents}
+
+
+def container(deployment: dict) -> dict:
+    (found,) = [c for c in deployment["spec"]["template"]["spec"]["containers"]]
+    return found
+
+
+def entrypoint() -> list[str]:
+    """The Dockerfile's ENTRYPOINT (exec form)."""
+    (line,) = [x for x in (ROOT / "Dockerfile").read_text().splitlines() if x.startswith("ENTRY")]
+    return json.loads(line.split(None, 1)[1])
+
+
+def parse(command: list[str], env: dict[str, str], monkeypatch) -> tuple[str, dict]:
+    """What `triton-ocr` makes of a command line in the pod's environment: (command, params)."""
+    assert command[0] == "triton-ocr", command
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    group = typer.main.get_command(app)
+    name, *arguments = command[1:]
+    return name, group.commands[name].make_context(name, list(arguments)).params
+
+
+def pod_env(spec: dict) -> dict[str, str]:
+    return {e["name"]: e.get("value", "<from a secret>") for e in spec.get("env", [])}
+
+
+def test_every_manifest_is_valid_for_its_kind():
+    report = check_deploy(DEPLOY)
+    assert report.errors == []
+    kinds = {manifest.document["kind"] for manifest, _ in report.checked}
+    assert kinds >= {
+        "Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler",
+        "ServiceMonitor", "InferenceService",
+    }  # fmt: skip
+    assert set(OVERLAYS) == {"cpu", "gpu", "object-storage"}
+
+
+@pytest.mark.parametrize(
+    ("document", "error"),
+    [
+        (
+            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"},
+             "spec": {"portz": []}},
+            "'portz' was unexpected",
+        ),
+        (
+            {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+             "metadata": {"name": "x"}, "spec": {"selector": {}, "endpoint": []}},
+            "'endpoint' was unexpected",
+        ),
+        (
+            {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+             "metadata": {"name": "x"}, "spec": {"predictor": {"model": {"storageURI": "s3://"}}}},
+            "'storageURI' was unexpected",
+        ),
+    ],
+)  # fmt: skip
+def test_a_misspelt_field_is_an_error(document, error):
+    """Strict, as kubectl apply is: an unknown field is not silently dropped."""
+    _, errors = validate(Manifest("test", document), DEPLOY)
+    assert any(error in e for e in errors), errors
+
+
+def test_the_custom_schemas_are_the_kinds_deployed():
+    for (api_version, kind), name in CUSTOM_SCHEMAS.items():
+        assert (DEPLOY / "schemas" / f"{name}.json.gz").is_file()
+        assert api_version.split("/")[1] in name and kind.lower() in name
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_ports_and_probes_are_what_serve_binds_and_answers(overlay):
+    found = rendered(overlay)
+    spec = container(found["Deployment"])
+    defaults = ServerOptions(Path("."))
+    ports = {p["name"]: p["containerPort"] for p in spec["ports"]}
+    assert ports == {
+        "http": defaults.http_port, "grpc": defaults.grpc_port, "metrics": defaults.metrics_port,
+    }  # fmt: skip
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        get = spec[probe]["httpGet"]
+        assert get["port"] == "http", probe
+        assert get["path"] == HEALTH.get(probe, HEALTH["readinessProbe"]), probe
+    service = {p["name"]: p["targetPort"] for p in found["Service"]["spec"]["ports"]}
+    assert service == {name: name for name in ports}
+    selector = found["Service"]["spec"]["selector"].items()
+    assert selector <= found["Deployment"]["spec"]["template"]["metadata"]["labels"].items()
+    monitor = found["ServiceMonitor"]["spec"]
+    assert [e["port"] for e in monitor["endpoints"]] == ["metrics"]
+    assert (
+        monitor["selector"]["matchLabels"].items() <= found["Service"]["metadata"]["labels"].items()
+    )
+    pdb = found["PodDisruptionBudget"]["spec"]["selector"]["matchLabels"]
+    assert pdb == found["Deployment"]["spec"]["selector"]["matchLabels"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_pod_runs_serve_container_as_docker_run_does(overlay, monkeypatch):
+    deployment = rendered(overlay)["Deployment"]
+    spec = container(deployment)
+    assert "command" not in spec  # the image's entrypoint
+    env = pod_env(spec)
+    assert env["TRITON_OCR_HOST"] == "0.0.0.0" and ADMIN_KEY_ENV in env
+    secret = next(e for e in spec["env"] if e["name"] == ADMIN_KEY_ENV)["valueFrom"]
+    assert secret["secretKeyRef"]["key"] == "admin-key"
+    name, params = parse(entrypoint() + spec.get("args", []), env, monkeypatch)
+    assert name == "serve" and params["container"] is True
+    assert params["host"] == "0.0.0.0" and params["repository"] == Path("/models")
+    assert params["http_port"] == ServerOptions(Path(".")).http_port
+    assert params["gpu"] is (overlay == "gpu")
+    gpus = spec["resources"]["limits"].get("nvidia.com/gpu")
+    assert gpus == (1 if overlay == "gpu" else None)
+    mounts = {m["mountPath"]: m["name"] for m in spec["volumeMounts"]}
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert volumes[mounts["/dev/shm"]]["emptyDir"]["medium"] == "Memory"
+    if overlay == "object-storage":  # the synced repository is where serve reads it
+        (init,) = deployment["spec"]["template"]["spec"]["initContainers"]
+        target = init["args"][-1]
+        assert mounts[str(params["repository"])] == "repository" and target == "/models"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_grace_period_outlasts_the_drain_and_the_stop(overlay, monkeypatch):
+    pod = rendered(overlay)["Deployment"]["spec"]["template"]["spec"]
+    spec = container({"spec": {"template": {"spec": pod}}})
+    name, params = parse(spec["lifecycle"]["preStop"]["exec"]["command"], {}, monkeypatch)
+    assert name == "drain" and params["http_port"] == ServerOptions(Path(".")).http_port
+    # preStop: the delay, then the drain; SIGTERM: serve drains again (nothing left by then,
+    # but bounded the same), then Triton gets STOP_TIMEOUT_S, which outlasts its exit timeout
+    assert STOP_TIMEOUT_S > EXIT_TIMEOUT_S
+    longest = params["delay"] + DRAIN_TIMEOUT_S + DRAIN_TIMEOUT_S + STOP_TIMEOUT_S
+    assert pod["terminationGracePeriodSeconds"] > longest
+
+
+def test_kserve_runs_serve_on_the_runtime_ports_with_the_repository_it_downloads(monkeypatch):
+    (service,) = load_documents((DEPLOY / "kserve" / "inferenceservice.yaml").read_text())
+    predictor = service["spec"]["predictor"]
+    model = predictor["model"]
+    assert model["modelFormat"]["name"] == "triton" and model["storageUri"].startswith("s3://")
+    env = pod_env(model)
+    name, params = parse(model["command"] + model["args"], env, monkeypatch)
+    assert name == "serve" and params["container"] is True and params["host"] == "0.0.0.0"
+    # KServe's storage initializer downloads to /mnt/models; its Triton runtime serves 8080/9000
+    assert params["repository"] == Path("/mnt/models")
+    assert (params["http_port"], params["grpc_port"]) == (8080, 9000)
+    drain, drained = parse(model["lifecycle"]["preStop"]["exec"]["command"], {}, monkeypatch)
+    assert drain == "drain" and drained["http_port"] == params["http_port"]
+    longest = drained["delay"] + 2 * DRAIN_TIMEOUT_S + STOP_TIMEOUT_S
+    assert predictor["terminationGracePeriodSeconds"] > longest
+    (shm,) = [m for m in model["volumeMounts"] if m["mountPath"] == "/dev/shm"]
+    volume = next(v for v in predictor["volumes"] if v["name"] == shm["name"])
+    assert volume["emptyDir"]["medium"] == "Memory"
+
+
+def adapter_rules() -> dict[str, dict]:
+    values = yaml.safe_load(
+        (DEPLOY / "kubernetes" / "monitoring" / "prometheus-adapter-values.yaml").read_text()
+    )
+    return {rule["name"]["as"]: rule for rule in values["rules"]["custom"]}
+
+
+def test_the_hpa_scales_on_a_metric_the_adapter_makes():
+    (metric,) = rendered("cpu")["HorizontalPodAutoscaler"]["spec"]["metrics"]
+    rules = adapter_rules()
+    assert metric["type"] == "Pods" and metric["pods"]["metric"]["name"] in rules
+    for rule in rules.values():  # per pod, so the HPA can average over its pods
+        series = re.match(r"([a-z_]+)\{", rule["seriesQuery"]).group(1)
+        assert re.fullmatch(rule["name"]["matches"], series)
+        assert rule["resources"]["overrides"]["pod"] == {"resource": "pod"}
+        assert "<<.GroupBy>>" in rule["metricsQuery"]
