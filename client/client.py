@@ -251,8 +251,8 @@ def read_files(options: ReadOptions) -> int:
             save_overlays(options.overlay, names[path], data, document, options.overlay_font)
         return document
 
-    def report(path: Path, future: Future) -> Document | None:
-        """Count one finished input; its error goes to stderr."""
+    def count(future: Future) -> None:
+        """Tally one finished input as it finishes (the bar moves whatever the output order)."""
         error = future.exception()
         with lock:
             tally.files += 1
@@ -260,12 +260,9 @@ def read_files(options: ReadOptions) -> int:
                 document = future.result()
                 tally.pages += len(document.pages)
                 tally.lines += sum(len(page.lines) for page in document.pages)
-                return document
-            tally.failed += 1
-        if not isinstance(error, (ValueError, OSError, InferenceServerException)):
-            raise error  # a bug, not a file that cannot be read
-        print(f"error: {path}: {error}", file=sys.stderr, flush=True)
-        return None
+            else:
+                tally.failed += 1
+            redraw()
 
     show = sys.stderr.isatty() if options.progress is None else options.progress
     start = time.perf_counter()
@@ -275,13 +272,18 @@ def read_files(options: ReadOptions) -> int:
             progress_bar(len(todo), tally, show) as redraw,
         ):
             futures = {pool.submit(read_one, path): path for path in todo}
+            for future in futures:
+                future.add_done_callback(count)
             # jsonl: pages as files finish; the others in input order
             order = as_completed(futures) if options.output == "jsonl" else futures
             for future in order:
-                document = report(futures[future], future)
-                redraw()
-                if document is None:
+                error = future.exception()
+                if error is not None:
+                    if not isinstance(error, (ValueError, OSError, InferenceServerException)):
+                        raise error  # a bug, not a file that cannot be read
+                    print(f"error: {futures[future]}: {error}", file=sys.stderr, flush=True)
                     continue
+                document = future.result()
                 if options.output == "jsonl":
                     sys.stdout.write(jsonl_records(document))
                 elif options.output == "json":
