@@ -127,13 +127,14 @@ class ImagePages(Pages):
         self._data = data
         self._limits = limits
         self._decoded: np.ndarray | None = None  # decoded by size() when the header had none
-        _, size, orientation = image_header(data)
-        self._size = None
-        if size is not None:
-            self._size = (size[1], size[0]) if orientation in SWAPPED else size
+        self._size: tuple[int, int] | None = None
 
     def size(self, index: int) -> tuple[int, int]:
         self._check_index(index)
+        if self._size is None:  # read when asked: page() alone needs no header read of its own
+            _, size, orientation = image_header(self._data)
+            if size is not None:
+                self._size = (size[1], size[0]) if orientation in SWAPPED else size
         if self._size is None:  # a format Pillow does not read (OpenCV does): decode it
             self._decoded = decode_image(self._data, self._limits)
             self._size = (self._decoded.shape[1], self._decoded.shape[0])
