@@ -28,12 +28,14 @@ from PIL import Image
 
 from triton_ocr.settings import Documents, ImageLimits
 
-from .decode import apply_exif_orientation, decode_image, to_bgr, to_uint8
+from .decode import STRIP_PIXELS, apply_exif_orientation, decode_image, to_bgr
 from .header import (
     EXIF_ORIENTATION_TAG,
     DocumentGiven,
     ImageDecodeError,
     check_encoded,
+    check_size,
+    decoded_bytes_per_pixel,
     image_header,
     is_pdf,
     orientation_of,
@@ -90,13 +92,6 @@ class Pages:
         if not 0 <= index < self.count:
             raise IndexError(f"page {index} of {self.count}")
 
-    def _check_pixels(self, index: int, width: int, height: int, limits: ImageLimits) -> None:
-        if width * height > limits.max_image_pixels:
-            raise ImageDecodeError(
-                f"page {index + 1}: {width}x{height} pixels exceeds the limit of "
-                f"{limits.max_image_pixels} pixels"
-            )
-
 
 def open_pages(data: bytes, limits: ImageLimits, documents: Documents, dpi: int) -> Pages:
     """Open an item as its pages; PDFs are rendered at `dpi` (1..documents.max_pdf_dpi).
@@ -126,27 +121,18 @@ class ImagePages(Pages):
     def __init__(self, data: bytes, limits: ImageLimits) -> None:
         self._data = data
         self._limits = limits
-        self._decoded: np.ndarray | None = None  # decoded by size() when the header had none
         self._size: tuple[int, int] | None = None
 
     def size(self, index: int) -> tuple[int, int]:
         self._check_index(index)
         if self._size is None:  # read when asked: page() alone needs no header read of its own
-            _, size, orientation = image_header(self._data)
-            if size is not None:
-                self._size = (size[1], size[0]) if orientation in SWAPPED else size
-        if self._size is None:  # a format Pillow does not read (OpenCV does): decode it
-            self._decoded = decode_image(self._data, self._limits)
-            self._size = (self._decoded.shape[1], self._decoded.shape[0])
+            _, (width, height), orientation = image_header(self._data)  # check_encoded sized it
+            self._size = (height, width) if orientation in SWAPPED else (width, height)
         return self._size
 
     def page(self, index: int) -> np.ndarray:
         self._check_index(index)
-        image, self._decoded = self._decoded, None
-        return decode_image(self._data, self._limits) if image is None else image
-
-    def close(self) -> None:
-        self._decoded = None
+        return decode_image(self._data, self._limits)
 
 
 def pdf_pixels(points: float, scale: float) -> int:
@@ -300,8 +286,8 @@ class TiffPages(Pages):
         return (height, width) if orientation in SWAPPED else (width, height)
 
     def page(self, index: int) -> np.ndarray:
-        frame, (width, height), orientation = self._frame(index)
-        self._check_pixels(index, width, height, self._limits)
+        frame, size, orientation = self._frame(index)
+        check_size(size, decoded_bytes_per_pixel(frame), self._limits, f"page {index + 1}")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -327,12 +313,18 @@ def int_to_uint8(array: np.ndarray) -> np.ndarray:
     if array.size == 0:
         return array.astype(np.uint8)
     low, high = int(array.min()), int(array.max())
-    if low >= 0 and high <= 0xFF:
-        return array.astype(np.uint8)
-    if low >= 0 and high <= 0xFFFF:
-        return to_uint8(array.astype(np.uint16))
-    scaled = (array.astype(np.float64) - low) * (255.0 / max(high - low, 1)) + 0.5
-    return scaled.astype(np.uint8)
+    out = np.empty(array.shape, np.uint8)
+    rows = max(1, STRIP_PIXELS // max(1, array[0].size))
+    for start in range(0, len(array), rows):  # a strip at a time: no wide temporaries
+        strip = array[start : start + rows]
+        if low >= 0 and high <= 0xFF:
+            out[start : start + rows] = strip
+        elif low >= 0 and high <= 0xFFFF:
+            out[start : start + rows] = strip // 257  # as to_uint8 scales 16 bits
+        else:
+            scaled = (strip.astype(np.float64) - low) * (255.0 / max(high - low, 1)) + 0.5
+            out[start : start + rows] = scaled
+    return out
 
 
 def pil_to_bgr(image: Image.Image) -> np.ndarray:

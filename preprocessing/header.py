@@ -1,13 +1,17 @@
 """The header check of an encoded image: what it is and what it would cost, from the header
-alone (Pillow reads format, size and EXIF orientation; no pixel is decoded).
+alone (Pillow reads format, size, sample layout and EXIF orientation; no pixel is decoded).
 
 The server runs it before decoding, so oversized images are refused before any pixel is
 allocated; the client runs the same check before sending (it needs Pillow only), so a file the
-server would refuse never travels.
+server would refuse never travels. Only formats whose header Pillow reads are accepted: a
+format it cannot size (Radiance HDR, PFM, Sun raster, OpenEXR, ...) is refused by name, never
+handed to a decoder to find out (OpenCV's HDR and EXR decoders also write the upload to a
+temporary file first).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import warnings
@@ -31,6 +35,18 @@ DECODABLE_FORMATS = {
     "WEBP": "WebP",
 }
 SUPPORTED = ", ".join(sorted(set(DECODABLE_FORMATS.values())))
+# Formats OpenCV would decode but Pillow cannot size from a header: refused by name.
+UNSIZED_FORMATS = (
+    (b"#?RADIANCE", "Radiance HDR"),
+    (b"#?RGBE", "Radiance HDR"),
+    (b"PF\n", "PFM"),
+    (b"Pf\n", "PFM"),
+    (b"\x59\xa6\x6a\x95", "Sun raster"),
+    (b"v/1\x01", "OpenEXR"),
+)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_BIT_DEPTH_AT = 24  # IHDR's bit depth byte: signature 8, length 4, type 4, width 4, height 4
+TIFF_BITS_TAG = 258  # BitsPerSample
 PDF_MAGIC = b"%pdf"  # a PDF's first bytes (case-insensitive, after whitespace)
 # Leading bytes (case-insensitive, after whitespace) of common uploads that are not raster
 # images, for a message that says what came instead.
@@ -45,7 +61,7 @@ NOT_IMAGES = (
 )
 ISO_MEDIA = b"ftyp"  # at offset 4: HEIC/AVIF photos, MP4 video
 # Signatures of decodable formats, for data too broken for Pillow to name.
-SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"))
+SIGNATURES = ((PNG_SIGNATURE, "PNG"), (b"\xff\xd8\xff", "JPEG"))
 # JPEG markers: start of scan (the last one begins the final scan) and end of image. Neither can
 # occur inside entropy-coded data (0xFF is stuffed there), so a file whose last scan has no end
 # marker after it was cut short; OpenCV would return it grey-filled instead of failing.
@@ -76,30 +92,79 @@ class TooManyPixels(ImageDecodeError):
         self.pixels = pixels
 
 
+@dataclasses.dataclass(frozen=True)
+class Header:
+    """What an encoded image's header says; format and size are None when Pillow does not
+    recognise the container."""
+
+    format: str | None
+    size: tuple[int, int] | None  # (width, height) as stored, before the orientation
+    orientation: int  # EXIF (TIFF: tag 274) orientation, 1 when absent
+    pages: int  # a TIFF's frames, 1 for anything else
+    bytes_per_pixel: int  # what the decoder's array takes per pixel, decoded as stored
+
+
 def image_header(data: bytes) -> tuple[str | None, tuple[int, int] | None, int]:
-    """Return (format, (width, height), EXIF orientation) read from the header only.
-
-    Format and size are None when Pillow does not recognise the container; OpenCV may still
-    decode it (e.g. PFM), in which case no orientation is applied.
-    """
-    fmt, size, orientation, _ = header_and_pages(data)
-    return fmt, size, orientation
+    """Return (format, (width, height), EXIF orientation) read from the header only."""
+    found = read_header(data)
+    return found.format, found.size, found.orientation
 
 
-def header_and_pages(data: bytes) -> tuple[str | None, tuple[int, int] | None, int, int]:
-    """image_header plus the number of pages: a TIFF's frames (its IFD chain is walked, no pixel
-    is decoded), 1 for anything else. Size and orientation are the first page's."""
+def read_header(data: bytes) -> Header:
+    """The header of encoded bytes, no pixel decoded: format, size, orientation, the pages of a
+    TIFF (its IFD chain is walked) and the decoded bytes per pixel. Size, orientation and bytes
+    are the first page's."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow warns about large images; we check below
             with Image.open(io.BytesIO(data)) as img:
                 orientation = orientation_of(img)
-                return img.format, stored_size(img), orientation, tiff_pages(img)
+                return Header(
+                    img.format,
+                    stored_size(img),
+                    orientation,
+                    tiff_pages(img),
+                    decoded_bytes_per_pixel(img, data),
+                )
     except Image.DecompressionBombError as exc:  # Pillow's own limit, far beyond ours
         found = re.search(r"\((\d+) pixels\)", str(exc))
         raise TooManyPixels(int(found.group(1)) if found else None) from exc
     except Exception:
-        return None, None, 1, 1
+        return Header(None, None, 1, 1, 0)
+
+
+def decoded_bytes_per_pixel(img: Image.Image, data: bytes = b"") -> int:
+    """Bytes per pixel of the array a decoder makes of the current frame, as stored: channels
+    (a palette expands to colours, alpha adds one) times the bytes of one sample (PNG: its
+    IHDR bit depth; TIFF: BitsPerSample; else Pillow's mode)."""
+    bands = img.getbands()
+    alpha = "A" in bands or "a" in bands or "transparency" in img.info
+    channels = len(bands)
+    if img.mode in ("P", "PA", "1", "L", "LA", "I", "F") or img.mode.startswith("I;16"):
+        channels = 2 if img.mode in ("LA", "PA") else 1
+        if img.mode.startswith("P"):
+            channels = 4 if alpha else 3
+    elif alpha:
+        channels = max(channels, 4)
+    sample = 1
+    if img.mode in ("I", "F"):
+        sample = 4
+    elif img.mode.startswith("I;16"):
+        sample = 2
+    if img.format == "PNG" and data[:8] == PNG_SIGNATURE and len(data) > PNG_BIT_DEPTH_AT:
+        sample = max(sample, 2 if data[PNG_BIT_DEPTH_AT] == 16 else 1)
+    if img.format == "TIFF":
+        bits = getattr(img, "tag_v2", {}).get(TIFF_BITS_TAG, 8)
+        bits = max(bits) if isinstance(bits, tuple) and bits else bits
+        if isinstance(bits, int) and bits > 0:
+            sample = max(sample, -(-bits // 8))
+    return max(1, channels) * sample
+
+
+def header_and_pages(data: bytes) -> tuple[str | None, tuple[int, int] | None, int, int]:
+    """image_header plus the number of pages (read_header's first four facts)."""
+    found = read_header(data)
+    return found.format, found.size, found.orientation, found.pages
 
 
 def orientation_of(img: Image.Image) -> int:
@@ -169,9 +234,29 @@ def what_it_is(data: bytes) -> str:
     return f"not a recognised image format (supported: {SUPPORTED})"
 
 
-def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str | None, int]:
+def check_size(
+    size: tuple[int, int], bytes_per_pixel: int, limits: ImageLimits, what: str = "image too large"
+) -> None:
+    """Refuse an image whose header promises more pixels than the limit, or a decoded array
+    larger than limits.max_decoded_bytes (deep or many-channel samples); `what` begins the
+    message (a page's: "page 3")."""
+    width, height = size
+    if width * height > limits.max_image_pixels:
+        raise ImageDecodeError(
+            f"{what}: {width}x{height} = {width * height} pixels exceeds the limit of "
+            f"{limits.max_image_pixels} pixels"
+        )
+    needed = width * height * bytes_per_pixel
+    if needed > limits.max_decoded_bytes:
+        raise ImageDecodeError(
+            f"{what}: {width}x{height} at {bytes_per_pixel} bytes per pixel decodes to "
+            f"{needed} bytes, over the limit of {limits.max_decoded_bytes} bytes"
+        )
+
+
+def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str, int]:
     """Refuse what the header alone shows is unacceptable (empty, too many bytes or pixels, a
-    format that is not decoded); return (format or None, the EXIF orientation still to apply
+    format that is not decoded); return (format, the EXIF orientation still to apply
     once OpenCV decoded the image: 1 for a TIFF, whose OpenCV decoder applies its orientation
     tag itself, even with IMREAD_UNCHANGED; opencv#14609).
 
@@ -189,23 +274,23 @@ def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str | None, int]:
     if is_pdf(data):
         raise DocumentGiven("a PDF document")
     try:
-        fmt, size, orientation, pages = header_and_pages(data)
+        found = read_header(data)
     except TooManyPixels as exc:
         raise ImageDecodeError(
             f"image too large: {exc.pixels} pixels exceeds the limit of "
             f"{limits.max_image_pixels} pixels"
         ) from exc
-    if size is not None:
-        width, height = size
-        if width * height > limits.max_image_pixels:
-            raise ImageDecodeError(
-                f"image too large: {width}x{height} = {width * height} pixels exceeds the "
-                f"limit of {limits.max_image_pixels} pixels"
-            )
-    if fmt is not None and fmt not in DECODABLE_FORMATS:
+    fmt, orientation = found.format, found.orientation
+    if found.size is None:  # no header Pillow reads: never decoded to find the size out
+        named = next((name for magic, name in UNSIZED_FORMATS if data.startswith(magic)), None)
+        if named is not None:
+            raise ImageDecodeError(f"unsupported image format {named} (supported: {SUPPORTED})")
+        raise ImageDecodeError(f"cannot decode image ({len(data)} bytes): {what_it_is(data)}")
+    check_size(found.size, found.bytes_per_pixel, limits)
+    if fmt not in DECODABLE_FORMATS:
         raise ImageDecodeError(f"unsupported image format {fmt} (supported: {SUPPORTED})")
-    if pages > 1:
-        raise DocumentGiven(f"a TIFF with {pages} pages")
+    if found.pages > 1:
+        raise DocumentGiven(f"a TIFF with {found.pages} pages")
     if fmt == "JPEG" and data.rfind(JPEG_EOI) < data.rfind(JPEG_SOS):
         raise ImageDecodeError(
             f"cannot decode image ({len(data)} bytes): truncated JPEG data (no end-of-image "

@@ -34,6 +34,14 @@ class ImageLimits:
     max_image_bytes: int  # encoded size refused above this (Triton 2.51 has no body limit)
     max_image_pixels: int  # refused before decoding above this (decompression bombs)
 
+    # The decoder's array of one image may take as much as an 8-bit RGBA image at the pixel
+    # limit: deeper samples (16-bit, float) or more channels allow fewer pixels.
+    DECODED_BYTES_PER_PIXEL: ClassVar[int] = 4
+
+    @property
+    def max_decoded_bytes(self) -> int:
+        return self.max_image_pixels * self.DECODED_BYTES_PER_PIXEL
+
 
 @dataclasses.dataclass(frozen=True)
 class DetectorInput:
