@@ -35,20 +35,32 @@ from .results import Document, TextLine, parse_lines, parse_ocr_outputs
 
 T = TypeVar("T")
 Item = bytes | str | Path
-# Errors worth another try: the server unreachable, or a model's process being restarted
-# (Triton answers INTERNAL "Stub process ... is not healthy" meanwhile). Never bad input.
-TRANSIENT_STATUSES = {"StatusCode.UNAVAILABLE", "StatusCode.INTERNAL", "500", "502", "503"}
-
-
-# A model being reloaded (the server's stub supervisor unloads and loads it) is briefly unknown.
-RELOADING = "has no available versions"
+# Errors worth another try: the server unavailable or past its deadline (gRPC status or HTTP
+# code). Never bad input (INVALID_ARG), never the server's own failure (INTERNAL).
+TRANSIENT_STATUSES = {
+    "StatusCode.UNAVAILABLE",
+    "StatusCode.DEADLINE_EXCEEDED",
+    "502",
+    "503",
+    "504",
+}
+# Triton's own answers while a model's process is being replaced by the server's supervisor:
+# an INTERNAL "Stub process '<instance>' is not healthy", then, while the model reloads, a
+# NOT_FOUND "... has no available versions". These two, by their words, are retried as well.
+RESTARTING = {
+    ("StatusCode.INTERNAL", "is not healthy"),
+    ("500", "is not healthy"),
+    ("StatusCode.NOT_FOUND", "has no available versions"),
+    ("400", "has no available versions"),
+    ("404", "has no available versions"),
+}
 
 
 def is_transient(error: Exception) -> bool:
     if isinstance(error, InferenceServerException):
         status = str(error.status())
-        reloading = status in ("StatusCode.NOT_FOUND", "400", "404") and RELOADING in str(error)
-        return status in TRANSIENT_STATUSES or reloading
+        restarting = any(status == code and sign in str(error) for code, sign in RESTARTING)
+        return status in TRANSIENT_STATUSES or restarting
     # the asyncio HTTP client's connection errors (aiohttp: loaded only when that client is)
     aiohttp = sys.modules.get("aiohttp")
     if aiohttp is not None and isinstance(error, aiohttp.ClientConnectionError):

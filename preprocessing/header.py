@@ -18,6 +18,7 @@ import warnings
 
 from PIL import Image
 
+from triton_ocr.errors import InvalidRequest
 from triton_ocr.settings import ImageLimits
 
 EXIF_ORIENTATION_TAG = 0x0112
@@ -68,7 +69,7 @@ SIGNATURES = ((PNG_SIGNATURE, "PNG"), (b"\xff\xd8\xff", "JPEG"))
 JPEG_SOS, JPEG_EOI = b"\xff\xda", b"\xff\xd9"
 
 
-class ImageDecodeError(ValueError):
+class ImageDecodeError(InvalidRequest):
     """The bytes are not an image this service can read; the message names the problem."""
 
 

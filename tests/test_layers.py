@@ -17,6 +17,7 @@ from tests.conftest import ROOT
 
 # part -> where its files are (the installed name of each top-level folder: pyproject.toml)
 PARTS = {
+    "errors": ["triton_ocr/errors.py"],
     "contract": ["triton_ocr/contract.py"],
     "settings": ["triton_ocr/settings.py"],
     "preprocessing": ["preprocessing"],
@@ -31,6 +32,7 @@ PARTS = {
     "cli": ["triton_ocr/cli.py"],
 }
 MODULES = {  # part -> its import names
+    "errors": ("triton_ocr.errors",),
     "contract": ("triton_ocr.contract",),
     "settings": ("triton_ocr.settings",),
     "preprocessing": ("triton_ocr.preprocessing",),
@@ -44,18 +46,19 @@ MODULES = {  # part -> its import names
     "tools": ("triton_ocr.tools",),
     "cli": ("triton_ocr.cli",),
 }
-PURE = ("contract", "settings", "preprocessing", "postprocessing", "pipeline")
+PURE = ("errors", "contract", "settings", "preprocessing", "postprocessing", "pipeline")
 MAY_IMPORT = {
+    "errors": (),
     "contract": (),
-    "settings": (),
-    "postprocessing": ("settings",),
+    "settings": ("errors",),
+    "postprocessing": ("errors", "settings"),
     # crops are cut from the boxes' geometry: data flows from boxes to crops, not back
-    "preprocessing": ("settings", "postprocessing"),
-    "pipeline": ("settings", "preprocessing", "postprocessing"),
-    "config": ("contract", "settings", "postprocessing"),
-    "runtime": ("contract", "settings", "config"),
+    "preprocessing": ("errors", "settings", "postprocessing"),
+    "pipeline": ("errors", "settings", "preprocessing", "postprocessing"),
+    "config": ("errors", "contract", "settings", "postprocessing"),
+    "runtime": ("errors", "contract", "settings", "config"),
     "adapters": PURE + ("config", "runtime"),
-    "client": ("contract", "settings", "config", "preprocessing"),
+    "client": ("errors", "contract", "settings", "config", "preprocessing"),
     "export": PURE + ("config",),
     "tools": PURE + ("config", "runtime", "client", "export"),
     "cli": PURE + ("config", "runtime", "client", "export", "tools"),

@@ -40,6 +40,9 @@ INVALID = InferenceServerException("cannot decode image", status="400")
 
 def test_transient_errors_are_told_from_bad_input():
     assert is_transient(UNAVAILABLE) and is_transient(INTERNAL)
+    bug = InferenceServerException("KeyError: 'x'", status="StatusCode.INTERNAL")
+    assert not is_transient(bug) and not is_transient(InferenceServerException("bug", status="500"))
+    assert is_transient(InferenceServerException("deadline", status="StatusCode.DEADLINE_EXCEEDED"))
     reloading = "Request for unknown model: 'ocr' has no available versions"
     assert is_transient(InferenceServerException(reloading, status="StatusCode.NOT_FOUND"))
     unknown = "Request for unknown model: 'orc' is not found"

@@ -154,7 +154,7 @@ def test_the_async_client_reads_as_the_blocking_one(protocol, tmp_path):
     async def main():
         async with AsyncOcrClient(protocol=protocol, limits=LIMITS, backoff=0.001) as client:
             fake = client._client = FakeAsyncTriton(ocr_outputs(LINES, PAGES, WORDS))
-            fake.errors = [InferenceServerException("not healthy", status="500")]
+            fake.errors = [InferenceServerException("overloaded", status="StatusCode.UNAVAILABLE")]
             documents = await client.read_documents([scan, encoded("PNG")], word_boxes=True)
             lines = await client.read_many([PDF, encoded("PNG")])
             together = await asyncio.gather(*(client.read_many([PDF, PDF]) for _ in range(3)))

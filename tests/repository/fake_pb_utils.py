@@ -28,6 +28,16 @@ class TritonModelException(Exception):
     pass
 
 
+class Logger:
+    """The stub's logger: what was logged, kept for the test to read."""
+
+    lines: list[str] = []
+
+    @classmethod
+    def log_error(cls, message: str) -> None:
+        cls.lines.append(message)
+
+
 class Tensor:
     def __init__(self, name: str, array):
         self._name, self._array = name, np.asarray(array)

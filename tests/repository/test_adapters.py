@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import REPOSITORY
 from tests.repository import fake_pb_utils
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.timeouts import ModelTimeout
+from triton_ocr.errors import InvalidRequest
+from triton_ocr.runtime.timeouts import ModelTimeout, ModelUnavailable
 from triton_ocr.tools.samples import render
 
 
@@ -56,22 +57,32 @@ def test_each_failure_is_its_own_requests_error(adapter):
     def handle(request):
         kind = request.parameters()
         if "bad" in kind:
-            raise ValueError("the image is bad")
+            raise InvalidRequest("the image is bad")
+        if "internal" in kind:
+            raise ValueError(f"cannot use {kind}")  # a message quoting the request
         if "slow" in kind:
             raise ModelTimeout("text_recognition gave no answer within 30 s")
         if "bug" in kind:
             raise KeyError("oops")
         return adapter.respond(["out"], [np.zeros(1)])
 
-    requests = [fake_pb_utils.Request({}, {kind: 1}) for kind in ("ok", "bad", "slow", "bug", "ok")]
+    kinds = ("ok", "bad", "slow", "bug", "internal", "ok")
+    requests = [fake_pb_utils.Request({}, {kind: "secret"}) for kind in kinds]
+    fake_pb_utils.Logger.lines.clear()
     responses = adapter.execute_each(requests, handle)
     assert [error_of(r) for r in responses] == [
         None,
         ("INVALID_ARG", "the image is bad"),
         ("UNAVAILABLE", "text_recognition gave no answer within 30 s"),
         ("INTERNAL", "KeyError: 'oops'"),
+        ("INTERNAL", 'ValueError: cannot use {"internal": "secret"}'),  # a ValueError is ours
         None,
     ]
+    # each internal failure logged, by type and place, without what the request held
+    assert len(fake_pb_utils.Logger.lines) == 2
+    assert "internal error ValueError" in fake_pb_utils.Logger.lines[1]
+    assert "in handle" in fake_pb_utils.Logger.lines[1]
+    assert not any("secret" in line for line in fake_pb_utils.Logger.lines)
 
 
 def test_detection_preprocessing_answers_each_request(adapter):
@@ -99,6 +110,9 @@ def test_bls_errors_name_the_called_model(adapter):
     failed = fake_pb_utils.InferenceResponse(error=fake_pb_utils.TritonError("stub died"))
     with pytest.raises(fake_pb_utils.TritonModelException, match="text_detection: stub died"):
         adapter.bls_outputs("text_detection", failed, ["map"])
+    restarting = fake_pb_utils.TritonError("Stub process 'text_detection_0_0' is not healthy.")
+    with pytest.raises(ModelUnavailable, match="text_detection: Stub process"):
+        adapter.bls_outputs("text_detection", fake_pb_utils.InferenceResponse(error=restarting), [])
     empty = fake_pb_utils.InferenceResponse([])
     with pytest.raises(fake_pb_utils.TritonModelException, match=r"without outputs \['map'\]"):
         adapter.bls_outputs("text_detection", empty, ["map"])

@@ -3,34 +3,63 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from triton_ocr.config.parse import convert_value, field_types
-from triton_ocr.settings import PipelineSettings
+from triton_ocr.errors import InvalidRequest
+from triton_ocr.settings import SINGLE_LINE_MODES, PipelineSettings
 
-# What a request may change: thresholds and sizes that trade recall, precision and cost; never
-# the model-defined ones (normalisation, recognizer input shape) nor the safety limits.
-REQUEST_PARAMETERS = frozenset(
-    {
-        "text_score",
-        "single_line",
-        "classify_orientation",
-        "orientation_threshold",
-        "min_side_len",
-        "max_side_len",
-        "min_box_size",
-        "crop_margin",
-        "thresh",
-        "box_thresh",
-        "unclip_ratio",
-        "score_thresh",
-        "merge_iou",
-        "nms_iou",
-        "pdf_dpi",  # up to the server's max_pdf_dpi (Documents checks it)
-        "word_boxes",
-    }
-)
+
+@dataclass(frozen=True)
+class Range:
+    """What a request parameter may be: a closed interval (numbers), or `choices`. `server`
+    names a server setting that caps the interval's top instead of `high` (a request may ask for
+    less than the server's limit, never more)."""
+
+    low: float | None = None
+    high: float | None = None
+    server: str = ""  # e.g. "max_side_len": the top is the server's own value of it
+    choices: tuple[Any, ...] = ()
+
+    def describe(self, settings: PipelineSettings | None = None) -> str:
+        if self.choices:
+            return " or ".join(repr(c) for c in self.choices)
+        top = f"the server's {self.server}" if self.server else f"{self.high:g}"
+        if settings is not None and self.server:
+            top = f"{server_value(settings, self.server):g} (the server's {self.server})"
+        return f"between {self.low:g} and {top}"
+
+    def high_for(self, settings: PipelineSettings) -> float:
+        return server_value(settings, self.server) if self.server else float(self.high)
+
+
+BOOL = Range(choices=(True, False))
+FRACTION = Range(0.0, 1.0)
+# What a request may change, each within its range: thresholds and sizes that trade recall,
+# precision and cost; never the model-defined ones (normalisation, recognizer input shape) nor
+# the safety limits. The README's table of request parameters states the same ranges (a test
+# compares them).
+REQUEST_PARAMETERS: dict[str, Range] = {
+    "text_score": FRACTION,
+    "single_line": Range(choices=SINGLE_LINE_MODES),
+    "classify_orientation": BOOL,
+    "orientation_threshold": Range(0.5, 1.0),
+    "min_side_len": Range(32, server="max_side_len"),
+    "max_side_len": Range(32, server="max_side_len"),
+    "min_box_size": Range(0, 1000),
+    "crop_margin": FRACTION,
+    "thresh": Range(0.01, 0.99),
+    "box_thresh": FRACTION,
+    "unclip_ratio": Range(0.5, 4.0),
+    "score_thresh": Range(0.01, 0.99),
+    "merge_iou": FRACTION,
+    "nms_iou": FRACTION,
+    "pdf_dpi": Range(36, server="max_pdf_dpi"),
+    "word_boxes": BOOL,
+}
 # the settings objects a request parameter may belong to
 OVERRIDABLE = (
     "detector_input",
@@ -43,13 +72,38 @@ OVERRIDABLE = (
 )
 
 
+def server_value(settings: PipelineSettings, name: str) -> float:
+    """A server setting by field name, from whichever settings object holds it."""
+    for part in OVERRIDABLE:
+        holder = getattr(settings, part)
+        if name in field_types(type(holder)):
+            return getattr(holder, name)
+    raise KeyError(name)
+
+
+def checked(name: str, value: Any, allowed: Range, settings: PipelineSettings) -> Any:
+    """`value` if it lies in `allowed`, else an InvalidRequest naming the parameter, the value
+    and the range (NaN and infinities lie in no range)."""
+    if allowed.choices:
+        ok = value in allowed.choices
+    else:
+        ok = math.isfinite(value) and allowed.low <= value <= allowed.high_for(settings)
+    if not ok:
+        raise InvalidRequest(
+            f"request parameter {name}={value!r} is out of range: it must be "
+            f"{allowed.describe(settings)}"
+        )
+    return value
+
+
 def with_overrides(settings: PipelineSettings, overrides: Mapping[str, Any]) -> PipelineSettings:
-    """Settings for one request; unknown names, wrong types and raised limits are errors."""
+    """Settings for one request; unknown names, wrong types and values outside their range are
+    InvalidRequest errors."""
     if not overrides:
         return settings
-    unknown = sorted(set(overrides) - REQUEST_PARAMETERS)
+    unknown = sorted(set(overrides) - set(REQUEST_PARAMETERS))
     if unknown:
-        raise ValueError(
+        raise InvalidRequest(
             f"unknown request parameters {unknown}; accepted: {sorted(REQUEST_PARAMETERS)}"
         )
     parts = {name: getattr(settings, name) for name in OVERRIDABLE}
@@ -57,15 +111,26 @@ def with_overrides(settings: PipelineSettings, overrides: Mapping[str, Any]) -> 
     for name, raw in overrides.items():
         owner = next((k for k, part in parts.items() if name in field_types(type(part))), None)
         if owner is None:
-            raise ValueError(f"request parameter {name!r} does not apply to this model pack")
+            raise InvalidRequest(f"request parameter {name!r} does not apply to this model pack")
         kind = field_types(type(parts[owner]))[name]
-        changed.setdefault(owner, {})[name] = convert_value(str(raw), kind, name)
-    new = {k: dataclasses.replace(parts[k], **v) for k, v in changed.items()}
-    limit = settings.detector_input.max_side_len
-    detector = new.get("detector_input", settings.detector_input)
-    if detector.max_side_len > limit or detector.min_side_len > detector.max_side_len:
-        raise ValueError(
-            f"request parameters must keep min_side_len <= max_side_len <= {limit} "
-            "(the server's limit)"
+        try:
+            value = convert_value(str(raw), kind, name)
+        except ValueError as exc:
+            raise InvalidRequest(f"request {exc}") from exc
+        changed.setdefault(owner, {})[name] = checked(
+            name, value, REQUEST_PARAMETERS[name], settings
         )
-    return dataclasses.replace(settings, **new)
+    try:
+        new = {k: dataclasses.replace(parts[k], **v) for k, v in changed.items()}
+    except ValueError as exc:
+        raise InvalidRequest(f"request parameters: {exc}") from exc
+    detector = new.get("detector_input", settings.detector_input)
+    if detector.min_side_len > detector.max_side_len:
+        raise InvalidRequest(
+            f"request parameters must keep min_side_len ({detector.min_side_len}) <= "
+            f"max_side_len ({detector.max_side_len})"
+        )
+    try:  # the settings' own checks (choices, cross-field rules) are the caller's errors here
+        return dataclasses.replace(settings, **new)
+    except ValueError as exc:
+        raise InvalidRequest(f"request parameters: {exc}") from exc

@@ -7,13 +7,15 @@ functions. Kept tiny on purpose.
 from __future__ import annotations
 
 import asyncio
+import traceback
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from triton_ocr.contract import TEXT_ORIENTATION
-from triton_ocr.runtime.timeouts import ModelTimeout, answer_within
+from triton_ocr.errors import InvalidRequest
+from triton_ocr.runtime.timeouts import ModelTimeout, ModelUnavailable, answer_within
 
 
 def invalid_argument(message: str) -> pb_utils.InferenceResponse:
@@ -36,24 +38,33 @@ def respond(names: Sequence[str], arrays: Sequence[np.ndarray]):
 def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse]) -> list:
     """Run `handle` per request; a failure becomes that request's error, never the others'.
 
-    ValueError means the request was bad (INVALID_ARG); a model that did not answer in time is
-    UNAVAILABLE (a client may retry); anything else is an INTERNAL error.
+    InvalidRequest means the caller's input was bad (INVALID_ARG); a model that did not answer
+    in time, or is being restarted, is UNAVAILABLE (a client may retry); anything else is the
+    server's own failure: INTERNAL, and logged (where in the code, never the request's content).
     """
     responses = []
     for request in requests:
         try:
             responses.append(handle(request))
-        except ValueError as exc:
+        except InvalidRequest as exc:
             responses.append(invalid_argument(str(exc)))
         except ModelTimeout as exc:
             error = pb_utils.TritonError(str(exc), pb_utils.TritonError.UNAVAILABLE)
             responses.append(pb_utils.InferenceResponse(error=error))
         except Exception as exc:  # a failed BLS call, a bug: answer, don't crash the stub
+            log_internal(exc)
             error = pb_utils.TritonError(
                 f"{type(exc).__name__}: {exc}", pb_utils.TritonError.INTERNAL
             )
             responses.append(pb_utils.InferenceResponse(error=error))
     return responses
+
+
+def log_internal(exc: BaseException) -> None:
+    """Log an internal failure by its type and traceback frames: the message is left out, for
+    it may quote what the request held."""
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    pb_utils.Logger.log_error(f"internal error {type(exc).__name__}, at:\n{frames}")
 
 
 def texts_as_tensors(found) -> list[np.ndarray]:
@@ -70,9 +81,19 @@ def bls_request(model: str, inputs: dict[str, np.ndarray], outputs: list[str]):
     )
 
 
+# Triton's answers while a called model's process is being replaced (the supervisor reloads it)
+RESTARTING = ("is not healthy", "has no available versions")
+
+
 def bls_outputs(model: str, response, outputs: list[str]) -> list[np.ndarray]:
     if response.has_error():
-        raise pb_utils.TritonModelException(f"{model}: {response.error().message()}")
+        error = response.error()
+        message = f"{model}: {error.message()}"
+        if error.code() == pb_utils.TritonError.UNAVAILABLE or any(
+            sign in error.message() for sign in RESTARTING
+        ):
+            raise ModelUnavailable(message)  # worth a retry, not the server's bug
+        raise pb_utils.TritonModelException(message)
     tensors = [pb_utils.get_output_tensor_by_name(response, name) for name in outputs]
     missing = [name for name, tensor in zip(outputs, tensors, strict=True) if tensor is None]
     if missing:  # seen when the called model's process fails mid-request

@@ -17,6 +17,10 @@ class ModelTimeout(TimeoutError):
     """A model call gave no answer in time; the request fails as UNAVAILABLE (worth a retry)."""
 
 
+class ModelUnavailable(ModelTimeout):
+    """A called model cannot answer now (its process is being replaced): UNAVAILABLE too."""
+
+
 async def answer_within(call: Awaitable[T], seconds: float, what: str) -> T:
     """`await call`, or ModelTimeout naming `what` after `seconds`. The waiting stops; work
     already running in the other model finishes on its own and its answer is dropped."""

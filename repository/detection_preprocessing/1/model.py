@@ -5,6 +5,7 @@ import json
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import step_settings
 from triton_ocr.contract import DETECTION_PREPROCESSING, DOCUMENT_REFUSED
+from triton_ocr.errors import InvalidRequest
 from triton_ocr.pipeline import prepare
 from triton_ocr.preprocessing.header import DocumentGiven
 from triton_ocr.runtime.adapter import execute_each, input_array, respond
@@ -25,7 +26,7 @@ class TritonPythonModel:
         # setting a caller believes applied cannot be silently ignored
         given = sorted(json.loads(request.parameters() or "{}"))
         if given:
-            raise ValueError(
+            raise InvalidRequest(
                 f"ensemble_model takes no request parameters (got {given}); the `ocr` model "
                 "takes per-request settings"
             )
@@ -33,5 +34,5 @@ class TritonPythonModel:
         try:
             prepared = prepare(data, self.limits, self.detector)
         except DocumentGiven as exc:  # the guide's contract is one image per call
-            raise ValueError(DOCUMENT_REFUSED.format(what=exc.what)) from exc
+            raise InvalidRequest(DOCUMENT_REFUSED.format(what=exc.what)) from exc
         return respond(self.output_names, [prepared.detector_input, prepared.image])

@@ -6,6 +6,7 @@ classifier is on."""
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.contract import GROUPED_RECOGNITION, TEXT_RECOGNITION
+from triton_ocr.errors import InvalidRequest
 from triton_ocr.pipeline import recognize_rows
 from triton_ocr.preprocessing.recognition import rows_of
 from triton_ocr.runtime import timeouts
@@ -48,7 +49,7 @@ class TritonPythonModel:
         padded = input_array(request, self.padded_name).reshape(-1).tolist()
         widths = input_array(request, self.widths_name).reshape(-1).tolist()
         if len(widths) != len(padded):
-            raise ValueError(f"{len(padded)} padded widths but {len(widths)} crop widths")
+            raise InvalidRequest(f"{len(padded)} padded widths but {len(widths)} crop widths")
         rows = rows_of(batch, widths)
         best = timeouts.run(
             recognize_rows(

@@ -20,6 +20,7 @@ from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.config.requests import with_overrides
 from triton_ocr.contract import OCR_MODEL, TEXT_DETECTION, TEXT_RECOGNITION
+from triton_ocr.errors import InvalidRequest
 from triton_ocr.pipeline import open_pages, read_page_async
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.postprocessing.words import Words
@@ -68,12 +69,12 @@ class TritonPythonModel:
             for index, data in enumerate(items):
                 try:
                     documents.append(stack.enter_context(open_pages(bytes(data), settings)))
-                except ValueError as exc:
-                    raise ValueError(f"image {index}: {exc}") from exc
+                except InvalidRequest as exc:
+                    raise InvalidRequest(f"image {index}: {exc}") from exc
             pages = [(i, p) for i, document in enumerate(documents) for p in range(document.count)]
             limit = settings.documents.max_pages
             if len(pages) > limit:
-                raise ValueError(
+                raise InvalidRequest(
                     f"the request holds {len(pages)} pages; at most {limit} per request"
                 )
 
@@ -84,8 +85,8 @@ class TritonPythonModel:
                         texts = await read_page_async(
                             image, settings, self.detect, self.recognize, self.classify
                         )
-                    except ValueError as exc:  # documents name the page (1-based) themselves
-                        raise ValueError(f"image {index}: {exc}") from exc
+                    except InvalidRequest as exc:  # documents name the page (1-based) themselves
+                        raise InvalidRequest(f"image {index}: {exc}") from exc
                     return index, page, (image.shape[1], image.shape[0]), texts
 
             return list(await asyncio.gather(*(read(i, p) for i, p in pages)))
@@ -97,10 +98,12 @@ class TritonPythonModel:
         settings = with_overrides(self.settings, json.loads(request.parameters() or "{}"))
         items = input_array(request, self.input_name).reshape(-1)
         if items.size == 0:
-            raise ValueError("the request holds no images")
+            raise InvalidRequest("the request holds no images")
         limit = self.many.max_images_per_request
         if items.size > limit:
-            raise ValueError(f"the request holds {items.size} images; at most {limit} per request")
+            raise InvalidRequest(
+                f"the request holds {items.size} images; at most {limit} per request"
+            )
         pages = timeouts.run(self.read_all(items, settings))
         outputs = ocr_outputs(pages)
         return respond(self.output_names, [outputs[name] for name in self.output_names])

@@ -25,11 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from triton_ocr.errors import InvalidRequest
+
 # What a run returns: the wanted outputs, in the order asked.
 Run = Callable[[Sequence[str], Mapping[str, np.ndarray]], list[np.ndarray]]
 
 
-class BadInput(ValueError):
+class BadInput(InvalidRequest):
     """The runtime refused a request's tensors (shape or type): the caller's error."""
 
 
