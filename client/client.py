@@ -6,7 +6,8 @@ read by the server); `--concurrency N` keeps N calls in flight. Output: text (de
 JSON object per file (`--json`) or per page as pages finish (`--jsonl`), hOCR (`--format hocr`,
 into `--out`); `--out DIR` saves each file's .txt, .json and .hocr; `--overlay DIR` draws what
 was found over each page. A progress bar goes to stderr when it is a terminal, a summary line
-at the end; the exit code is 1 when a file failed (the others are still read).
+at the end; the exit code is 1 when a file failed or a page of one could not be read (the others
+are still read, and each page's error is in every output).
 
 `read_files` is what `triton-ocr read` runs; this file also runs on its own (argparse, no
 typer), next to the client library it demonstrates.
@@ -80,7 +81,8 @@ class Tally:
     files: int = 0
     pages: int = 0
     lines: int = 0
-    failed: int = 0
+    failed: int = 0  # files that failed, or had a page that could not be read
+    failed_pages: int = 0
 
 
 def already_done(options: ReadOptions, names: dict[Path, str]) -> set[Path]:
@@ -108,6 +110,8 @@ def render_text(document: Document, several: bool) -> str:
     for page in document.pages:
         if len(document.pages) > 1:
             parts.append(f"-- page {page.number + 1}")
+        if page.error:
+            parts.append(f"[page {page.number + 1} not read: {page.error}]")
         parts.extend(line.text for line in page.lines)
     return "".join(f"{part}\n" for part in parts)
 
@@ -260,6 +264,8 @@ def read_files(options: ReadOptions) -> int:
                 document = future.result()
                 tally.pages += len(document.pages)
                 tally.lines += sum(len(page.lines) for page in document.pages)
+                tally.failed_pages += len(document.errors)
+                tally.failed += bool(document.errors)
             else:
                 tally.failed += 1
             redraw()
@@ -284,6 +290,8 @@ def read_files(options: ReadOptions) -> int:
                     print(f"error: {futures[future]}: {error}", file=sys.stderr, flush=True)
                     continue
                 document = future.result()
+                for error in document.errors:  # each names its page
+                    print(f"error: {futures[future]}: {error}", file=sys.stderr, flush=True)
                 if options.output == "jsonl":
                     sys.stdout.write(jsonl_records(document))
                 elif options.output == "json":
@@ -296,10 +304,11 @@ def read_files(options: ReadOptions) -> int:
             client.close()
     seconds = time.perf_counter() - start
     skipped = f" ({len(done)} done before, skipped)" if done else ""
+    not_read = f" ({tally.failed_pages} pages not read)" if tally.failed_pages else ""
+    rate = tally.pages / seconds if seconds else 0
     print(
         f"{len(todo)} files{skipped}, {tally.pages} pages, {tally.lines} lines, "
-        f"{tally.failed} failed, {seconds:.1f} s ({tally.pages / seconds if seconds else 0:.2f} "
-        "pages/s)",
+        f"{tally.failed} failed{not_read}, {seconds:.1f} s ({rate:.2f} pages/s)",
         file=sys.stderr,
     )
     return 1 if tally.failed else 0

@@ -98,6 +98,8 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     properties += [f"bbox 0 0 {page.width} {page.height}", f"ppageno {page.number}"]
     page_title = escape("; ".join(properties), double_quotes=False)
     out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
+    if getattr(page, "error", ""):  # a page the server could not read: why, for a reader
+        out.append(f"   <!-- not read: {escape(page.error).replace('--', '- -')} -->")
     word_count = 0
     for line_count, line in enumerate(page.lines, start=1):
         box = bbox_of(line.polygon, page.width, page.height)

@@ -63,19 +63,25 @@ class Page:
     width: int
     height: int
     lines: tuple[TextLine, ...] = ()
+    # why the server could not read this page ("" when it did): a document's other pages are
+    # still read; its size is the one its header states, (0, 0) when none could be read
+    error: str = ""
 
     @property
     def text(self) -> str:
         return "\n".join(line.text for line in self.lines)
 
     def to_dict(self) -> dict:
-        """Pages counted from 1, as people count them."""
-        return {
+        """Pages counted from 1, as people count them; "error" only on a page not read."""
+        found = {
             "page": self.number + 1,
             "width": self.width,
             "height": self.height,
             "lines": [line.to_dict() for line in self.lines],
         }
+        if self.error:
+            found["error"] = self.error
+        return found
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,11 @@ class Document:
     def lines(self) -> list[TextLine]:
         """Every line of every page, in page order."""
         return [line for page in self.pages for line in page.lines]
+
+    @property
+    def errors(self) -> list[str]:
+        """Why each page that could not be read was not (empty when every page was)."""
+        return [page.error for page in self.pages if page.error]
 
     @property
     def text(self) -> str:
@@ -210,6 +221,16 @@ def check_index(index: np.ndarray, count: int, name: str, what: str, unordered: 
         raise ValueError(f"inconsistent response: {unordered}")
 
 
+def page_errors(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[str]:
+    """Each page's error ("" for a page read); all "" from a server without the output."""
+    if outputs.get(contract.OCR_OUTPUT_PAGE_ERROR) is None:
+        return [""] * pages
+    errors = [as_text(e) for e in column(outputs, contract.OCR_OUTPUT_PAGE_ERROR).reshape(-1)]
+    if len(errors) != pages:
+        raise ValueError(f"inconsistent response: {len(errors)} page errors for {pages} pages")
+    return errors
+
+
 def parse_ocr_outputs(
     outputs: Mapping[str, np.ndarray | None],
     items: int,
@@ -234,8 +255,11 @@ def parse_ocr_outputs(
             f"{len(page_size)} page sizes"
         )
     check_index(page_image, items, "page_image_index", "items", "pages are not in request order")
-    if len(page_size) and page_size.min() <= 0:
-        raise ValueError("inconsistent response: a page of zero width or height")
+    page_error = page_errors(outputs, len(page_image))
+    if any(
+        size.min() <= 0 and not error for size, error in zip(page_size, page_error, strict=True)
+    ):
+        raise ValueError("inconsistent response: a page read of zero width or height")
     texts = column(outputs, contract.OUTPUT_TEXT)
     if not len(texts) == len(image_of) == len(page_of):
         raise ValueError(
@@ -250,9 +274,9 @@ def parse_ocr_outputs(
     )
 
     # page number k of item i: the k-th page listed for item i
-    sizes: list[list[tuple[int, int]]] = [[] for _ in range(items)]
-    for item, (width, height) in zip(page_image, page_size, strict=True):
-        sizes[int(item)].append((int(width), int(height)))
+    sizes: list[list[tuple[int, int, str]]] = [[] for _ in range(items)]
+    for item, (width, height), error in zip(page_image, page_size, page_error, strict=True):
+        sizes[int(item)].append((int(width), int(height), error))
     found: list[list[list[TextLine]]] = [[[] for _ in pages] for pages in sizes]
     for n, (item, page) in enumerate(zip(image_of, page_of, strict=True)):
         if not (0 <= item < items and 0 <= page < len(sizes[item])):
@@ -264,8 +288,8 @@ def parse_ocr_outputs(
     return [
         Document(
             pages=tuple(
-                Page(number, width, height, tuple(found[item][number]))
-                for number, (width, height) in enumerate(sizes[item])
+                Page(number, width, height, tuple(found[item][number]), error)
+                for number, (width, height, error) in enumerate(sizes[item])
             ),
             source=sources[item] if sources is not None else None,
         )

@@ -14,10 +14,12 @@ process-wide lock, and a Pages object is meant to be used from one thread.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import math
 import threading
 import warnings
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -43,6 +45,13 @@ from .header import (
     stored_size,
 )
 
+Stop = Callable[[], bool]  # asked during a render: True abandons it
+
+
+class PageStopped(ImageDecodeError):
+    """A page's render was abandoned because its caller stopped waiting for it."""
+
+
 POINTS_PER_INCH = 72  # PDF user space units (pdfium ignores /UserUnit)
 # pdfium keeps page sizes as 32-bit floats, so a page made from a 401-pixel-wide scan at 200
 # dpi measures 144.36000061 pt, i.e. 401.0000017 px: rounding up as pypdfium2's render does
@@ -56,6 +65,10 @@ PDF_LOAD_ERRORS = {
 }
 
 
+def never() -> bool:
+    return False
+
+
 def is_document(data: bytes) -> bool:
     """Whether the bytes hold pages rather than one image: a PDF, or a TIFF of 2+ pages."""
     return is_pdf(data) or page_count_of_tiff(data) > 1
@@ -66,14 +79,16 @@ class Pages:
 
     `count` pages, `kind` "image", "pdf" or "tiff". page(i) decodes or renders page i (0-based)
     and refuses it (ImageDecodeError) when it is over the pixel limit or unreadable; size(i) is
-    its (width, height) as page(i) returns it, without decoding or rendering it.
+    its (width, height) as page(i) returns it, without decoding or rendering it. `stop`, when
+    given, is asked while a PDF page renders: once it answers True the render is abandoned
+    (PageStopped); image decoders cannot be interrupted and run to their end.
     Not thread-safe: use one Pages object from one thread.
     """
 
     kind = ""
     count = 0
 
-    def page(self, index: int) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
         raise NotImplementedError
 
     def size(self, index: int) -> tuple[int, int]:
@@ -130,7 +145,7 @@ class ImagePages(Pages):
             self._size = (height, width) if orientation in SWAPPED else (width, height)
         return self._size
 
-    def page(self, index: int) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
         self._check_index(index)
         return decode_image(self._data, self._limits)
 
@@ -200,7 +215,7 @@ class PdfPages(Pages):
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
         return self._pixel_size(index, width_pt, height_pt)
 
-    def page(self, index: int) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
         self._check_index(index)
         with PDFIUM_LOCK:
             try:
@@ -215,21 +230,35 @@ class PdfPages(Pages):
                         f"the limit of {self._limits.max_image_pixels} pixels (ask for a "
                         "lower pdf_dpi)"
                     )
-                return self._render(page, width, height)
+                return self._render(page, width, height, stop or never, index)
             finally:
                 page.close()
 
     @staticmethod
-    def _render(page: pdfium.PdfPage, width: int, height: int) -> np.ndarray:
+    def _render(
+        page: pdfium.PdfPage, width: int, height: int, stop: Stop, index: int
+    ) -> np.ndarray:
         """pypdfium2's PdfPage.render at an exact size: the page (its /Rotate applied by
         pdfium) stretched onto width x height BGR pixels filled white, annotations and form
-        fields drawn."""
+        fields drawn. Rendered progressively: pdfium asks between drawing steps whether to
+        pause, and pauses once `stop` says so; the render is then abandoned."""
         # native: the buffer belongs to Python (ctypes), so the array outlives the bitmap
         bitmap = pdfium.PdfBitmap.new_native(width, height, pdfium_c.FPDFBitmap_BGR)
         try:
             bitmap.fill_rect((255, 255, 255, 255), 0, 0, width, height)
             args = (bitmap, page, 0, 0, width, height, 0, pdfium_c.FPDF_ANNOT)
-            pdfium_c.FPDF_RenderPageBitmap(*args)
+            pause = pdfium_c.IFSDK_PAUSE(version=1)
+            pause.NeedToPauseNow = type(pause.NeedToPauseNow)(lambda _: bool(stop()))
+            status = pdfium_c.FPDF_RenderPageBitmap_Start(*args, ctypes.byref(pause))
+            try:
+                while status == pdfium_c.FPDF_RENDER_TOBECONTINUED and not stop():
+                    status = pdfium_c.FPDF_RenderPage_Continue(page, ctypes.byref(pause))
+            finally:
+                pdfium_c.FPDF_RenderPage_Close(page)
+            if status == pdfium_c.FPDF_RENDER_TOBECONTINUED:
+                raise PageStopped(f"page {index + 1}: rendering stopped (too slow)")
+            if status != pdfium_c.FPDF_RENDER_DONE:
+                raise ImageDecodeError(f"page {index + 1}: cannot render PDF page")
             if page.formenv:
                 pdfium_c.FPDF_FFLDraw(page.formenv, *args)
             return bitmap.to_numpy()  # BGR, packed rows: (height, width, 3) uint8
@@ -285,7 +314,7 @@ class TiffPages(Pages):
         _, (width, height), orientation = self._frame(index)
         return (height, width) if orientation in SWAPPED else (width, height)
 
-    def page(self, index: int) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
         frame, size, orientation = self._frame(index)
         check_size(size, decoded_bytes_per_pixel(frame), self._limits, f"page {index + 1}")
         try:

@@ -481,6 +481,22 @@ def faults(
     run_faults(FaultsOptions(found, shared_eval, out, kills, freeze, bls_timeout, supervise))
 
 
+@app.command()
+def hostile(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for hostile.json."),
+    at_once: int = typer.Option(4, help="The concurrent round sends each case this many times."),
+) -> None:
+    """Hostile uploads against a real server: an image bomb per accepted format, lying PDFs, the
+    largest accepted images, alone and at once; prints each case's answer, time and peak growth
+    of the server's resident memory (a bounded script, not a test)."""
+    from triton_ocr.tools.reliability.hostile import HostileOptions, run_hostile
+
+    found = pack_repository(repository, DEFAULT_PACK)
+    report = run_hostile(HostileOptions(found, out, at_once))
+    raise typer.Exit(0 if report["all_within_targets"] and report["all_as_expected"] else 1)
+
+
 @app.command("perf-analyzer")
 def perf_analyzer(
     binary: Path = typer.Option(

@@ -47,7 +47,15 @@ OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCOR
 OCR_OUTPUT_PAGE_INDEX = "page_index"  # INT32 [N]: per line, its page in its item, 0-based
 OCR_OUTPUT_PAGE_IMAGE = "page_image_index"  # INT32 [P]: per page read, its item (request order)
 OCR_OUTPUT_PAGE_SIZE = "page_size"  # INT32 [P, 2]: per page read, its width and height (pixels)
-OCR_PAGE_OUTPUTS = (OCR_OUTPUT_PAGE_INDEX, OCR_OUTPUT_PAGE_IMAGE, OCR_OUTPUT_PAGE_SIZE)
+# BYTES [P]: per page, why it could not be read ("" when it was): a document answers with its
+# good pages and an error for each bad one
+OCR_OUTPUT_PAGE_ERROR = "page_error"
+OCR_PAGE_OUTPUTS = (
+    OCR_OUTPUT_PAGE_INDEX,
+    OCR_OUTPUT_PAGE_IMAGE,
+    OCR_OUTPUT_PAGE_SIZE,
+    OCR_OUTPUT_PAGE_ERROR,
+)
 # Word boxes (request parameter word_boxes=true; empty otherwise): one entry per word, grouped
 # by line in line order, words in reading order within their line.
 OCR_OUTPUT_WORD_TEXT = "word_text"  # BYTES [W]

@@ -184,8 +184,15 @@ class ManyImages:
     # of decoded images a request holds at once
     images_in_flight: int
     max_images_per_request: int  # more is an INVALID_ARG: bounds one request's work and memory
+    # the longest one page may take to decode or render (then that page fails); and the longest
+    # a whole request may take inside the model (then it fails and all its work is cancelled)
+    page_timeout_s: float
+    request_timeout_s: float
 
     def __post_init__(self) -> None:
+        for name in ("page_timeout_s", "request_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, not {getattr(self, name)}")
         if self.images_in_flight < 1:
             raise ValueError(f"images_in_flight must be >= 1, not {self.images_in_flight}")
         if self.max_images_per_request < 1:

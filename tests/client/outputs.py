@@ -12,7 +12,7 @@ def box(x0: float, y0: float, x1: float, y1: float) -> list[list[float]]:
 
 
 def ocr_outputs(lines, pages, words=()) -> dict[str, np.ndarray]:
-    """`lines`: (item, page, text, polygon, score); `pages`: (item, width, height);
+    """`lines`: (item, page, text, polygon, score); `pages`: (item, width, height[, error]);
     `words`: (line, text, polygon, score)."""
     return {
         contract.OCR_OUTPUT_IMAGE_INDEX: np.array([line[0] for line in lines], np.int32),
@@ -23,7 +23,10 @@ def ocr_outputs(lines, pages, words=()) -> dict[str, np.ndarray]:
         ),
         contract.OUTPUT_SCORES: np.array([line[4] for line in lines], np.float32),
         contract.OCR_OUTPUT_PAGE_IMAGE: np.array([p[0] for p in pages], np.int32),
-        contract.OCR_OUTPUT_PAGE_SIZE: np.array([p[1:] for p in pages], np.int32).reshape(-1, 2),
+        contract.OCR_OUTPUT_PAGE_SIZE: np.array([p[1:3] for p in pages], np.int32).reshape(-1, 2),
+        contract.OCR_OUTPUT_PAGE_ERROR: np.array(
+            [(p[3] if len(p) > 3 else "").encode() for p in pages], np.object_
+        ),
         contract.OCR_OUTPUT_WORD_TEXT: np.array([w[1].encode() for w in words], np.object_),
         contract.OCR_OUTPUT_WORD_POLYGONS: np.array([w[2] for w in words], np.float32).reshape(
             -1, 4, 2

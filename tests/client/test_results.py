@@ -134,3 +134,34 @@ def test_parse_lines_reads_the_ensembles_outputs():
     assert lines[1].polygon == ((1.0, 2.0), (3.0, 2.0), (3.0, 4.0), (1.0, 4.0))
     with pytest.raises(ValueError, match="2 texts, 2 polygons, 1 scores"):
         parse_lines(texts, polygons, np.array([0.5], np.float32))
+
+
+def test_a_page_not_read_carries_its_error_everywhere():
+    """The server's page_error: the page listed with its error (and size, or 0x0), its
+    document's other pages read; the error in to_dict, JSON Lines, text and hOCR."""
+    from triton_ocr.client.client import jsonl_records, render_text
+
+    pages = [(0, 600, 800), (0, 0, 0, "page 2: cannot read PDF page"), (0, 600, 850), *PAGES[3:]]
+    lines = [line for line in LINES if line[:2] != (0, 1)]
+    scan, image = parse_ocr_outputs(ocr_outputs(lines, pages), 2, ["scan.pdf", None])
+    assert [p.error for p in scan] == ["", "page 2: cannot read PDF page", ""]
+    assert scan.errors == ["page 2: cannot read PDF page"] and image.errors == []
+    assert scan[2].text == "Page three"
+    assert scan[1].to_dict() == {
+        "page": 2,
+        "width": 0,
+        "height": 0,
+        "lines": [],
+        "error": "page 2: cannot read PDF page",
+    }
+    assert "error" not in scan[0].to_dict()
+    records = [json.loads(r) for r in jsonl_records(scan).splitlines()]
+    assert [r.get("error", "") for r in records] == [p.error for p in scan]
+    assert "[page 2 not read: page 2: cannot read PDF page]" in render_text(scan, False)
+    assert "<!-- not read: page 2: cannot read PDF page -->" in scan.to_hocr()
+
+
+def test_a_zero_sized_page_without_an_error_is_refused():
+    pages = [(0, 600, 800), (0, 0, 0), (0, 600, 850), *PAGES[3:]]
+    with pytest.raises(ValueError, match="a page read of zero width or height"):
+        parse_ocr_outputs(ocr_outputs(LINES, pages), 2)

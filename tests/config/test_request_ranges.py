@@ -113,8 +113,6 @@ def inside(draw, pack: str):
         chosen.update(min_side_len=low, max_side_len=high)
     elif "min_side_len" in chosen:
         chosen["min_side_len"] = min(chosen["min_side_len"], s.detector_input.max_side_len)
-    elif "max_side_len" in chosen:
-        chosen["max_side_len"] = max(chosen["max_side_len"], s.detector_input.min_side_len)
     return chosen
 
 

@@ -53,6 +53,11 @@ def test_bad_overrides(overrides, message):
         with_overrides(settings(), overrides)
 
 
+def test_a_lower_max_side_len_takes_min_side_len_down_with_it():
+    new = with_overrides(settings(), {"max_side_len": 320})
+    assert new.detector_input.max_side_len == new.detector_input.min_side_len == 320
+
+
 def test_documents_and_word_boxes_per_request():
     new = with_overrides(settings(), {"pdf_dpi": "300", "word_boxes": True})
     assert new.documents.pdf_dpi == 300 and new.words.word_boxes is True

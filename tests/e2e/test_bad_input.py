@@ -212,14 +212,31 @@ MISUSE = {
         lambda m: ocr_request(m, [png()]),
         {"orientation_threshold": 2.0},
         None,
-        r"orientation_threshold must be in \[0.5, 1\]",
+        r"orientation_threshold=2.0 is out of range: it must be between 0.5 and 1$",
     ),
+    **{
+        f"parameter out of range ({name}={value})": (
+            "ocr",
+            lambda m: ocr_request(m, [png()]),
+            {name: value},
+            None,
+            rf"request parameter {name}=\S+ is out of range: it must be between {low} and ",
+        )
+        for name, value, low in (
+            ("unclip_ratio", 1e9, "0.5"),
+            ("thresh", -1, "0.01"),
+            ("box_thresh", 7, "0"),
+            ("min_box_size", -100, "0"),
+            ("text_score", "NaN", "0"),
+            ("unclip_ratio", "inf", "0.5"),
+        )
+    },
     "parameter raising a server limit": (
         "ocr",
         lambda m: ocr_request(m, [png()]),
         {"max_side_len": 9999},
         None,
-        "max_side_len <= 2000",
+        r"max_side_len=9999 is out of range: it must be between 32 and 2000 \(the server's",
     ),
     "parameter with an unknown choice": (
         "ocr",
@@ -340,3 +357,25 @@ def test_unicode_file_names_at_the_cli(server, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [image.name, refused.name]
     )  # nothing else written
+
+
+def test_every_parameter_at_the_ends_of_its_range_is_answered(server):
+    """Inside its range a parameter never fails a request: each at its lowest and highest value
+    (the ones that apply to the default pack), on the real server."""
+    from triton_ocr.config.repository import Repository
+    from triton_ocr.config.requests import REQUEST_PARAMETERS, server_value
+
+    settings = Repository(ROOT / "repository").pipeline_settings(alphabet=["", "a"])
+    with OcrClient(server.grpc, "grpc") as client:
+        for name, allowed in REQUEST_PARAMETERS.items():
+            try:
+                value = server_value(settings, name)
+            except KeyError:
+                continue  # east-str's detector parameters
+            ends = allowed.choices or (allowed.low, allowed.high_for(settings))
+            for end in ends:
+                end = type(value)(end)
+                if name == "min_side_len":  # kept <= the server's max_side_len
+                    end = min(end, settings.detector_input.max_side_len)
+                pages = client.read_documents([png()], **{name: end})
+                assert len(pages) == 1, (name, end)

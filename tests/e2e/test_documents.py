@@ -88,7 +88,10 @@ def test_pdf_dpi_is_a_request_parameter(server: Endpoints, folder):
     root, expected = folder
     with OcrClient(server.http) as client:
         document = client.read_document(root / "report.pdf", pdf_dpi=400)
-        with pytest.raises(InferenceServerException, match="pdf_dpi must be between 1 and"):
+        with pytest.raises(
+            InferenceServerException,
+            match="pdf_dpi=601 is out of range: it must be between 36 and 600",
+        ):
             client.read_document(root / "report.pdf", pdf_dpi=601)
     assert [(p.width, p.height) for p in document.pages] == [(1520, 440)] * 3
     assert page_texts(document) == expected["report.pdf"]
@@ -314,3 +317,36 @@ def title_bbox(element) -> tuple[int, int, int, int]:
     title = element.get("title", "")
     part = next(p.strip() for p in title.split(";") if p.strip().startswith("bbox "))
     return tuple(int(v) for v in part.split()[1:])
+
+
+def with_huge_page(pdf: bytes, page: int) -> bytes:
+    """`pdf` with page `page` (0-based) made 200 x 200 inches: 40000 x 40000 px at 200 dpi."""
+    import pikepdf
+
+    document = pikepdf.open(io.BytesIO(pdf))
+    document.pages[page].MediaBox = [0, 0, 14400, 14400]
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_a_bad_page_fails_alone_and_read_exits_1(server: Endpoints, tmp_path):
+    """A document with a page that cannot be read answers with its other pages and an error
+    for that page, in the client, the JSON and the exit code of `triton-ocr read`."""
+    samples = [page_sample(n) for n in (1, 2, 3)]
+    pdf = with_huge_page(make_pdf([image_of(s) for s in samples]), 1)
+    with OcrClient(server.grpc, "grpc") as client:
+        document = client.read_document(pdf)
+    assert len(document) == 3
+    assert [bool(p.error) for p in document] == [False, True, False]
+    assert document[1].error.startswith("page 2: 40000x40000 pixels at 200 dpi exceeds the limit")
+    assert (document[1].width, document[1].height) == (40000, 40000) and document[1].lines == ()
+    expected = [[normalize(t) for t in s.texts] for s in samples]
+    assert page_texts(document)[0] == expected[0] and page_texts(document)[2] == expected[2]
+    (tmp_path / "scan.pdf").write_bytes(pdf)
+    done = run_read("--url", server.http, "--json", "scan.pdf", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    pages = json.loads(done.stdout)["pages"]
+    assert [p.get("error", "")[:7] for p in pages] == ["", "page 2:", ""]
+    assert "error: scan.pdf: page 2: 40000x40000" in done.stderr
+    assert "1 failed (1 pages not read)" in done.stderr

@@ -10,6 +10,7 @@ from tritonclient.utils import InferenceServerException
 from tests.conftest import ROOT
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
+from triton_ocr.preprocessing.header import ImageDecodeError
 from triton_ocr.tools.evaluation.metrics import normalize
 from triton_ocr.tools.samples import Placed, english_grid, receipt, render, render_blank
 
@@ -63,7 +64,10 @@ def test_request_parameters_change_the_result(server):
     [
         ({"bogus": 1}, "unknown request parameters ['bogus']"),
         ({"text_score": "high"}, "cannot read 'high' as float"),
-        ({"max_side_len": 100000}, "max_side_len <= 2000"),
+        (
+            {"max_side_len": 100000},
+            r"max_side_len=100000 is out of range: it must be between 32 and 2000",
+        ),
         ({"score_thresh": 0.5}, "does not apply to this model pack"),
     ],
 )
@@ -75,9 +79,11 @@ def test_bad_request_parameters_are_invalid_arguments(server, parameters, messag
 
 
 def test_a_bad_image_names_its_index(server):
-    with OcrClient(server.http) as client, pytest.raises(InferenceServerException) as error:
+    """The client's header pre-check names it before sending (the server's own check, which
+    names it alike, is in test_bad_input's table)."""
+    with OcrClient(server.http) as client, pytest.raises(ImageDecodeError) as error:
         client.read_many([SAMPLE.png, b"not an image"])
-    assert "image 1: cannot decode" in str(error.value)
+    assert "image 1: cannot decode image (12 bytes): text, not an image" in str(error.value)
 
 
 def test_no_images_is_an_invalid_argument(server):

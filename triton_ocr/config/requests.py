@@ -125,6 +125,11 @@ def with_overrides(settings: PipelineSettings, overrides: Mapping[str, Any]) -> 
     except ValueError as exc:
         raise InvalidRequest(f"request parameters: {exc}") from exc
     detector = new.get("detector_input", settings.detector_input)
+    if "min_side_len" not in overrides and detector.min_side_len > detector.max_side_len:
+        # a lower max_side_len alone takes the server's min_side_len down with it
+        detector = new["detector_input"] = dataclasses.replace(
+            detector, min_side_len=detector.max_side_len
+        )
     if detector.min_side_len > detector.max_side_len:
         raise InvalidRequest(
             f"request parameters must keep min_side_len ({detector.min_side_len}) <= "

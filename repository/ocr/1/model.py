@@ -11,7 +11,7 @@ cropping, and no more pages than that are held decoded at once.
 
 import asyncio
 import json
-from contextlib import ExitStack
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,7 +33,28 @@ from triton_ocr.runtime.adapter import (
     input_array,
     respond,
 )
+from triton_ocr.runtime.pages import PageReader, all_or_none
 from triton_ocr.settings import PipelineSettings
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """One page of a request: its item, its index in the item, its size, what was read on it,
+    and why it could not be read ("" when it was)."""
+
+    item: int
+    page: int
+    size: tuple[int, int]
+    texts: Texts = field(default_factory=Texts.empty)
+    error: str = ""
+
+
+async def page_size(reader: PageReader, page: int) -> tuple[int, int]:
+    """A failed page's size as its header or page dictionary states it, (0, 0) if unreadable."""
+    try:
+        return await reader.size(page)
+    except InvalidRequest:
+        return (0, 0)
 
 
 class TritonPythonModel:
@@ -59,37 +80,45 @@ class TritonPythonModel:
     async def classify(self, inputs):
         return await bls_classify_orientation(self.classifier, inputs, self.timeout_s)
 
-    async def read_all(
-        self, items: np.ndarray, settings: PipelineSettings
-    ) -> list[tuple[int, int, tuple[int, int], Texts]]:
-        """Every page of every item: (item, page, (width, height), texts), in request order."""
+    async def read_all(self, items: np.ndarray, settings: PipelineSettings) -> list[PageRead]:
+        """Every page of every item, in request order. A document's page that cannot be read
+        is listed with its error; an image that cannot be read fails the request, and any
+        failure cancels the request's other pages before it is raised."""
         slots = asyncio.Semaphore(self.many.images_in_flight)
-        with ExitStack() as stack:
-            documents = []
+        readers: list[PageReader] = []
+        try:
             for index, data in enumerate(items):
                 try:
-                    documents.append(stack.enter_context(open_pages(bytes(data), settings)))
+                    opened = open_pages(bytes(data), settings)
                 except InvalidRequest as exc:
                     raise InvalidRequest(f"image {index}: {exc}") from exc
-            pages = [(i, p) for i, document in enumerate(documents) for p in range(document.count)]
+                readers.append(PageReader(opened, f"ocr-item-{index}"))
+            pages = [(i, p) for i, reader in enumerate(readers) for p in range(reader.count)]
             limit = settings.documents.max_pages
             if len(pages) > limit:
                 raise InvalidRequest(
                     f"the request holds {len(pages)} pages; at most {limit} per request"
                 )
 
-            async def read(index: int, page: int):
+            async def read(index: int, page: int) -> PageRead:
+                reader = readers[index]
                 async with slots:
                     try:
-                        image = documents[index].page(page)
-                        texts = await read_page_async(
-                            image, settings, self.detect, self.recognize, self.classify
-                        )
+                        image = await reader.page(page, self.many.page_timeout_s)
                     except InvalidRequest as exc:  # documents name the page (1-based) themselves
-                        raise InvalidRequest(f"image {index}: {exc}") from exc
-                    return index, page, (image.shape[1], image.shape[0]), texts
+                        if reader.kind == "image":
+                            raise InvalidRequest(f"image {index}: {exc}") from exc
+                        return PageRead(index, page, await page_size(reader, page), error=str(exc))
+                    texts = await read_page_async(
+                        image, settings, self.detect, self.recognize, self.classify
+                    )
+                    return PageRead(index, page, (image.shape[1], image.shape[0]), texts)
 
-            return list(await asyncio.gather(*(read(i, p) for i, p in pages)))
+            calls = (read(i, p) for i, p in pages)
+            return await all_or_none(calls, self.many.request_timeout_s)
+        finally:
+            for reader in readers:
+                reader.close()
 
     def execute(self, requests):
         return execute_each(requests, self._run)
@@ -109,14 +138,14 @@ class TritonPythonModel:
         return respond(self.output_names, [outputs[name] for name in self.output_names])
 
 
-def ocr_outputs(pages) -> dict[str, np.ndarray]:
+def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
     """The pages' texts as the `ocr` outputs by name (contract): per line, per page, per word."""
-    results = [texts for *_, texts in pages]
+    results = [page.texts for page in pages]
     counts = [len(r.texts) for r in results]
     words = [r.words or Words.empty() for r in results]
     first_line = np.cumsum([0, *counts[:-1]])  # each page's first line among all the lines
-    items = np.array([item for item, *_ in pages], dtype=np.int32)
-    numbers = np.array([page for _, page, *_ in pages], dtype=np.int32)
+    items = np.array([page.item for page in pages], dtype=np.int32)
+    numbers = np.array([page.page for page in pages], dtype=np.int32)
     empty = Texts.empty()
     return {
         contract.OCR_OUTPUT_IMAGE_INDEX: np.repeat(items, counts),
@@ -125,7 +154,8 @@ def ocr_outputs(pages) -> dict[str, np.ndarray]:
         contract.OUTPUT_SCORES: np.concatenate([r.scores for r in results] or [empty.scores]),
         contract.OCR_OUTPUT_PAGE_INDEX: np.repeat(numbers, counts),
         contract.OCR_OUTPUT_PAGE_IMAGE: items,
-        contract.OCR_OUTPUT_PAGE_SIZE: np.array([s for *_, s, _ in pages], np.int32).reshape(-1, 2),
+        contract.OCR_OUTPUT_PAGE_SIZE: np.array([p.size for p in pages], np.int32).reshape(-1, 2),
+        contract.OCR_OUTPUT_PAGE_ERROR: encoded([page.error for page in pages]),
         contract.OCR_OUTPUT_WORD_TEXT: encoded([t for w in words for t in w.texts]),
         contract.OCR_OUTPUT_WORD_POLYGONS: np.concatenate([w.quads for w in words]),
         contract.OCR_OUTPUT_WORD_SCORES: np.concatenate([w.scores for w in words]),

@@ -1,0 +1,113 @@
+"""Reading a request's pages under deadlines, and cancelling all of a request's work at once.
+
+Each opened item (preprocessing.documents.Pages, not thread-safe) is owned by a thread of its
+own, which decodes or renders its pages one at a time. The event loop only awaits them, so a
+page that takes longer than `page_timeout_s` is answered at once with an error while its thread
+is told to stop (a PDF render stops at pdfium's next pause; an image decoder, bounded by the
+pixel limits, runs to its end and its result is dropped). The item is closed by its own thread
+after whatever it is still doing, never under it. No Triton import: unit-tested with slow
+stand-in pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from triton_ocr.errors import InvalidRequest
+from triton_ocr.runtime.timeouts import ModelTimeout
+
+T = TypeVar("T")
+
+
+class Pages(Protocol):
+    """An opened item, as preprocessing.documents.Pages is."""
+
+    kind: str
+    count: int
+
+    def page(self, index: int, stop: Callable[[], bool] | None = None) -> np.ndarray: ...
+
+    def size(self, index: int) -> tuple[int, int]: ...
+
+    def close(self) -> None: ...
+
+
+class PageTimeout(InvalidRequest):
+    """A page took longer than page_timeout_s to decode or render: the input's cost, so the
+    caller's (a document reports it as that page's error)."""
+
+
+class RequestTimeout(ModelTimeout):
+    """The whole request took longer than request_timeout_s (UNAVAILABLE)."""
+
+
+class PageReader:
+    """One item's pages, read in a thread that owns the item (see the module's docstring)."""
+
+    def __init__(self, pages: Pages, name: str) -> None:
+        self.pages = pages
+        self.kind, self.count = pages.kind, pages.count
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._stops: set[threading.Event] = set()
+
+    async def page(self, index: int, timeout_s: float) -> np.ndarray:
+        """Page `index`, or PageTimeout after `timeout_s` (the page's render told to stop)."""
+        stop = threading.Event()
+        self._stops.add(stop)
+        call = self._thread.submit(self.pages.page, index, stop.is_set)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(call), timeout_s)
+        except asyncio.TimeoutError as exc:
+            raise PageTimeout(
+                f"page {index + 1}: decoding or rendering it took longer than {timeout_s:g} s "
+                "(page_timeout_s)"
+            ) from exc
+        finally:
+            stop.set()  # done, timed out or cancelled: in every case nobody waits any more
+            self._stops.discard(stop)
+
+    async def size(self, index: int) -> tuple[int, int]:
+        """Page `index`'s size (read from its header or page dictionary, in the item's thread)."""
+        return await asyncio.wrap_future(self._thread.submit(self.pages.size, index))
+
+    def close(self) -> None:
+        """Stop what is running, then close the item in its own thread, after it; returns at
+        once."""
+        for stop in list(self._stops):
+            stop.set()
+        self._thread.submit(self.pages.close)
+        self._thread.shutdown(wait=False)
+
+
+async def all_or_none(calls: Iterable[Awaitable[T]], timeout_s: float) -> list[T]:
+    """Every call's result in order; on the first failure, or after `timeout_s` in all
+    (RequestTimeout), every call still running is cancelled before the error is raised, so
+    a failed request leaves no work behind for the next."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    if not tasks:
+        return []
+    try:
+        done, _ = await asyncio.wait(tasks, timeout=timeout_s, return_when=asyncio.FIRST_EXCEPTION)
+        failed = next((t for t in tasks if t in done and t.exception() is not None), None)
+        if failed is not None:
+            raise failed.exception()
+        if len(done) < len(tasks):
+            raise RequestTimeout(
+                f"the request took longer than {timeout_s:g} s (request_timeout_s)"
+            )
+        return [task.result() for task in tasks]
+    finally:
+        pending = [task for task in tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        for task in tasks:  # every failure seen, so asyncio does not log it as unretrieved
+            if not task.cancelled():
+                task.exception()
