@@ -248,7 +248,8 @@ class PdfPages(Pages):
             bitmap.fill_rect((255, 255, 255, 255), 0, 0, width, height)
             args = (bitmap, page, 0, 0, width, height, 0, pdfium_c.FPDF_ANNOT)
             pause = pdfium_c.IFSDK_PAUSE(version=1)
-            pause.NeedToPauseNow = type(pause.NeedToPauseNow)(lambda _: bool(stop()))
+            asked = type(pause.NeedToPauseNow)(lambda _: bool(stop()))  # alive through the render
+            pause.NeedToPauseNow = asked
             status = pdfium_c.FPDF_RenderPageBitmap_Start(*args, ctypes.byref(pause))
             try:
                 while status == pdfium_c.FPDF_RENDER_TOBECONTINUED and not stop():

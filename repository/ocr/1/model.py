@@ -33,7 +33,7 @@ from triton_ocr.runtime.adapter import (
     input_array,
     respond,
 )
-from triton_ocr.runtime.pages import PageReader, all_or_none
+from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
 from triton_ocr.settings import PipelineSettings
 
 
@@ -108,7 +108,10 @@ class TritonPythonModel:
                     except InvalidRequest as exc:  # documents name the page (1-based) themselves
                         if reader.kind == "image":
                             raise InvalidRequest(f"image {index}: {exc}") from exc
-                        return PageRead(index, page, await page_size(reader, page), error=str(exc))
+                        # after a timeout the item's thread may still be busy with the page
+                        timed_out = isinstance(exc, PageTimeout)
+                        size = (0, 0) if timed_out else await page_size(reader, page)
+                        return PageRead(index, page, size, error=str(exc))
                     texts = await read_page_async(
                         image, settings, self.detect, self.recognize, self.classify
                     )
