@@ -36,7 +36,7 @@ OUTPUT_POLYGONS = "text_polygons"  # FP32 [1, N, 4, 2]: tl, tr, br, bl in origin
 OUTPUT_SCORES = "text_scores"  # FP32 [1, N]
 OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 
-# `ocr`: several images per request, request parameters (README), and one entry per text with
+# `ocr`: several images per request, request parameters (docs/api.md), and one entry per text with
 # the index of the image it belongs to.
 OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]

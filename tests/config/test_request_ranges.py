@@ -137,9 +137,9 @@ def test_values_inside_the_ranges_never_fail_the_pipeline(pack, data):
     assert len(found.texts) == len(found.quads) == len(found.scores)
 
 
-def test_the_readme_table_states_every_range():
-    """The README's table of request parameters says what config/requests.py holds."""
-    readme = (ROOT / "README.md").read_text()
+def test_the_api_docs_table_states_every_range():
+    """docs/api.md's table of request parameters says what config/requests.py holds."""
+    readme = (ROOT / "docs" / "api.md").read_text()
     rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", readme, re.MULTILINE))
     for name, allowed in REQUEST_PARAMETERS.items():
         assert rows.get(name, "").strip() == allowed.describe(), name

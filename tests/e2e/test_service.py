@@ -90,8 +90,8 @@ def test_http_json_and_binary_agree(server):
     assert np.allclose(results[True][2], results[False][2], atol=1e-6)
 
 
-def test_plain_json_request_as_in_the_readme(server):
-    """The README's curl example: a JSON body with the bytes as a list of numbers."""
+def test_plain_json_request_as_in_the_api_docs(server):
+    """docs/api.md's curl example: a JSON body with the bytes as a list of numbers."""
     body = {
         "inputs": [
             {

@@ -40,7 +40,7 @@ BOOL = Range(choices=(True, False))
 FRACTION = Range(0.0, 1.0)
 # What a request may change, each within its range: thresholds and sizes that trade recall,
 # precision and cost; never the model-defined ones (normalisation, recognizer input shape) nor
-# the safety limits. The README's table of request parameters states the same ranges (a test
+# the safety limits. docs/api.md's table of request parameters states the same ranges (a test
 # compares them).
 REQUEST_PARAMETERS: dict[str, Range] = {
     "text_score": FRACTION,

@@ -120,7 +120,7 @@ def limit_cases(repository: Repository) -> list[Bomb]:
 
 def within_targets(row: dict) -> bool:
     if row["case"].startswith("accepted"):
-        return True  # read, not refused: its cost is the bound the README states
+        return True  # read, not refused: its cost is the bound docs/running.md states
     refused_in_time = row["answer"] != "refused" or row["seconds"] <= TARGET_REFUSAL_S
     answered = row["answer"] in ("refused", "read")
     return answered and refused_in_time and row["peak_growth_bytes"] <= TARGET_GROWTH_BYTES
