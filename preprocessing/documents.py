@@ -291,7 +291,7 @@ class TiffPages(Pages):
                 warnings.simplefilter("ignore")  # Pillow's bomb warning: our limit is checked
                 self._image: Image.Image | None = Image.open(io.BytesIO(data))
                 self.count = int(self._image.n_frames)
-        except Exception as exc:  # header_and_pages read it; this is a defect of the file
+        except Exception as exc:  # read_header read it; this is a defect of the file
             raise ImageDecodeError(f"cannot read TIFF: {exc}") from exc
         if self.count > documents.max_pages:
             self.close()

@@ -140,13 +140,12 @@ def decoded_bytes_per_pixel(img: Image.Image, data: bytes = b"") -> int:
     IHDR bit depth; TIFF: BitsPerSample; else Pillow's mode)."""
     bands = img.getbands()
     alpha = "A" in bands or "a" in bands or "transparency" in img.info
-    channels = len(bands)
-    if img.mode in ("P", "PA", "1", "L", "LA", "I", "F") or img.mode.startswith("I;16"):
-        channels = 2 if img.mode in ("LA", "PA") else 1
-        if img.mode.startswith("P"):
-            channels = 4 if alpha else 3
-    elif alpha:
-        channels = max(channels, 4)
+    if img.mode.startswith("P"):
+        channels = 4 if alpha else 3
+    elif alpha and len(bands) != 1 and img.mode != "LA":  # colour + alpha: BGRA
+        channels = max(len(bands), 4)
+    else:  # gray (with or without alpha) as stored, or colour as stored
+        channels = len(bands)
     sample = 1
     if img.mode in ("I", "F"):
         sample = 4
@@ -160,12 +159,6 @@ def decoded_bytes_per_pixel(img: Image.Image, data: bytes = b"") -> int:
         if isinstance(bits, int) and bits > 0:
             sample = max(sample, -(-bits // 8))
     return max(1, channels) * sample
-
-
-def header_and_pages(data: bytes) -> tuple[str | None, tuple[int, int] | None, int, int]:
-    """image_header plus the number of pages (read_header's first four facts)."""
-    found = read_header(data)
-    return found.format, found.size, found.orientation, found.pages
 
 
 def orientation_of(img: Image.Image) -> int:
@@ -204,7 +197,7 @@ def tiff_pages(img: Image.Image) -> int:
 def page_count_of_tiff(data: bytes) -> int:
     """The pages of TIFF bytes (1 for anything else), from the headers only."""
     try:
-        return header_and_pages(data)[3]
+        return read_header(data).pages
     except TooManyPixels:
         return 1
 

@@ -27,8 +27,11 @@ class Range:
     def describe(self, settings: PipelineSettings | None = None) -> str:
         if self.choices:
             return " or ".join(repr(c) for c in self.choices)
-        top = f"the server's {self.server}" if self.server else f"{self.high:g}"
-        if settings is not None and self.server:
+        if not self.server:
+            top = f"{self.high:g}"
+        elif settings is None:
+            top = f"the server's {self.server}"
+        else:
             top = f"{server_value(settings, self.server):g} (the server's {self.server})"
         return f"between {self.low:g} and {top}"
 
@@ -72,13 +75,18 @@ OVERRIDABLE = (
 )
 
 
+def owner_of(settings: PipelineSettings, name: str) -> str | None:
+    """Which of the OVERRIDABLE settings objects has the field `name` (None: none, in this
+    pack)."""
+    return next((p for p in OVERRIDABLE if name in field_types(type(getattr(settings, p)))), None)
+
+
 def server_value(settings: PipelineSettings, name: str) -> float:
     """A server setting by field name, from whichever settings object holds it."""
-    for part in OVERRIDABLE:
-        holder = getattr(settings, part)
-        if name in field_types(type(holder)):
-            return getattr(holder, name)
-    raise KeyError(name)
+    owner = owner_of(settings, name)
+    if owner is None:
+        raise KeyError(name)
+    return getattr(getattr(settings, owner), name)
 
 
 def checked(name: str, value: Any, allowed: Range, settings: PipelineSettings) -> Any:
@@ -109,7 +117,7 @@ def with_overrides(settings: PipelineSettings, overrides: Mapping[str, Any]) -> 
     parts = {name: getattr(settings, name) for name in OVERRIDABLE}
     changed: dict[str, dict[str, Any]] = {}
     for name, raw in overrides.items():
-        owner = next((k for k, part in parts.items() if name in field_types(type(part))), None)
+        owner = owner_of(settings, name)
         if owner is None:
             raise InvalidRequest(f"request parameter {name!r} does not apply to this model pack")
         kind = field_types(type(parts[owner]))[name]

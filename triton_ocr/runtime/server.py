@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -33,7 +32,12 @@ from triton_ocr.runtime.flags import (
     server_command,
 )
 from triton_ocr.runtime.processes import clean_up_after
-from triton_ocr.runtime.supervisor import StubSupervisor, admin_post, supervisor_log
+from triton_ocr.runtime.supervisor import (
+    StubSupervisor,
+    admin_post,
+    repository_index,
+    supervisor_log,
+)
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # a server that crashes within CRASH_WINDOW_S of its start is restarted after a pause, so a crash
@@ -184,7 +188,7 @@ def drain(
         for model in models:
             call(f"/v2/repository/models/{model}/unload")
         while time.monotonic() < deadline:
-            index = json.loads(call("/v2/repository/index"))
+            index = repository_index(http_url, ADMIN_HEADER, key)
             if not any(m.get("state") == "UNLOADING" for m in index if m["name"] in models):
                 return
             time.sleep(0.2)
@@ -201,7 +205,7 @@ def drain_ahead(http_url: str, key: str, delay_s: float) -> list[dict]:
     """
     time.sleep(delay_s)
     drain(http_url, key, ENTRY_POINTS)
-    index = json.loads(admin_post(http_url, ADMIN_HEADER, key, "/v2/repository/index", 10))
+    index = repository_index(http_url, ADMIN_HEADER, key)
     return [entry for entry in index if entry["name"] in ENTRY_POINTS]
 
 

@@ -32,6 +32,11 @@ def admin_post(http_url: str, header: str, key: str, path: str, timeout: float) 
         return response.read()
 
 
+def repository_index(http_url: str, header: str, key: str) -> list[dict]:
+    """Triton's repository index (admin API): every model's name and state."""
+    return json.loads(admin_post(http_url, header, key, "/v2/repository/index", timeout=10))
+
+
 def running(pid: int) -> bool:
     """The process exists and is neither a zombie nor dead."""
     try:
@@ -79,13 +84,8 @@ class StubSupervisor:
     def loaded(self, model: str) -> bool:
         """Whether `model` is meant to be loaded: READY in the repository index (a stub that
         died leaves it READY). Unloaded on purpose, as `triton-ocr drain` does, it is not."""
-        index = admin_post(
-            self.http_url, self.admin_header, self.admin_key, "/v2/repository/index", timeout=10
-        )
-        return any(
-            entry.get("name") == model and entry.get("state") == "READY"
-            for entry in json.loads(index)
-        )
+        index = repository_index(self.http_url, self.admin_header, self.admin_key)
+        return any(entry.get("name") == model and entry.get("state") == "READY" for entry in index)
 
     def reload(self, model: str) -> None:
         """Unload, then load: a plain load of an unchanged model is a no-op in Triton (measured),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .payloads import png_bomb, png_chunk, save
+from .payloads import png_bomb, save
 
 
 @dataclass(frozen=True)
@@ -206,14 +206,7 @@ def image_bomb_pdf(width: int, height: int) -> bytes:
 
 def deep_png(width: int, height: int) -> bytes:
     """A 16-bit RGBA PNG header (8 bytes per pixel decoded) with a few rows of data."""
-    header = struct.pack(">IIBBBBB", width, height, 16, 6, 0, 0, 0)
-    rows = zlib.compress(b"\x00" * (1 + width * 8) * 4, 9)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + png_chunk(b"IHDR", header)
-        + png_chunk(b"IDAT", rows)
-        + png_chunk(b"IEND", b"")
-    )
+    return png_bomb(width, height, depth=16, colour=6, rows=4)
 
 
 TOO_LARGE = r"too large: .*(pixels exceeds the limit|over the limit)"

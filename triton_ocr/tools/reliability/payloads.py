@@ -62,11 +62,14 @@ def png_chunk(kind: bytes, body: bytes) -> bytes:
     return len(body).to_bytes(4, "big") + kind + body + crc.to_bytes(4, "big")
 
 
-def png_bomb(width: int, height: int) -> bytes:
-    """A 1-bit PNG whose header says width x height, with a few kB of zlib data: a
-    decompression bomb if decoded."""
-    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([1, 0, 0, 0, 0])
-    rows = zlib.compress(b"\x00" * (1 + (width + 7) // 8) * 64, 9)
+def png_bomb(width: int, height: int, depth: int = 1, colour: int = 0, rows: int = 64) -> bytes:
+    """A PNG (1-bit gray unless `depth` and `colour`, IHDR's colour type, say otherwise) whose
+    header says width x height, with `rows` rows of zlib data: a decompression bomb if
+    decoded."""
+    samples = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, colour, 0, 0, 0])
+    row = 1 + (width * samples * depth + 7) // 8  # the filter byte, then the packed samples
+    rows = zlib.compress(b"\x00" * row * rows, 9)
     return (
         b"\x89PNG\r\n\x1a\n"
         + png_chunk(b"IHDR", header)
