@@ -104,15 +104,17 @@ def already_done(options: ReadOptions, names: dict[Path, str]) -> set[Path]:
 
 
 def render_text(document: Document, several: bool) -> str:
-    """The text output: the lines of each page, headed by the file's name when there are
-    several files, and by the page number when it has several pages."""
+    """The text output: the lines of each page, a blank line between its blocks, headed by the
+    file's name when there are several files, and by the page number when it has several
+    pages."""
     parts = [f"== {document.source}"] if several else []
     for page in document.pages:
         if len(document.pages) > 1:
             parts.append(f"-- page {page.number + 1}")
         if page.error:
             parts.append(f"[page {page.number + 1} not read: {page.error}]")
-        parts.extend(line.text for line in page.lines)
+        if page.lines:
+            parts.append(page.text)
     return "".join(f"{part}\n" for part in parts)
 
 

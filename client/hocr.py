@@ -1,7 +1,8 @@
 """hOCR output: one XHTML file per document, as Tesseract and hocr-tools write it.
 
-Each page is an `ocr_page` (its image, its size, its number), each line an `ocr_line`, each word
-an `ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox` (integer
+Each page is an `ocr_page` (its image, its size, its number, its `textangle` when it came
+turned), each block an `ocr_carea` holding one `ocr_par`, each line an `ocr_line`, each word an
+`ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox` (integer
 pixels of the page, clamped to it) and, for lines and words, `x_wconf` (confidence, 0-100). A
 line read without word boxes holds one `ocrx_word` with the line's text and box, so tools that
 collect words still get every text. Spec: https://kba.github.io/hocr-spec/1.2/
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 OCR_SYSTEM = "triton-ocr"
-CAPABILITIES = "ocr_page ocr_line ocrx_word"
+CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocrx_word"
 HEADER = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
     "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
@@ -49,11 +50,18 @@ class LineLike(WordLike, Protocol):
     words: Sequence[WordLike]
 
 
+class BlockLike(Protocol):
+    polygon: Sequence[Sequence[float]]
+    lines: Sequence[LineLike]
+
+
 class PageLike(Protocol):
     number: int
     width: int
     height: int
     lines: Sequence[LineLike]
+    blocks: Sequence[BlockLike]
+    rotation: int
 
 
 def bbox_of(polygon: Iterable[Sequence[float]], width: int, height: int) -> Bbox:
@@ -96,27 +104,45 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     number = page.number + 1
     properties = [] if source is None else ['image "{}"'.format(source.replace('"', '\\"'))]
     properties += [f"bbox 0 0 {page.width} {page.height}", f"ppageno {page.number}"]
+    rotation = getattr(page, "rotation", 0)
+    if rotation:  # hOCR's textangle: counter-clockwise degrees of the text on the page
+        properties.append(f"textangle {(360 - rotation) % 360}")
     page_title = escape("; ".join(properties), double_quotes=False)
     out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
     if getattr(page, "error", ""):  # a page the server could not read: why, for a reader
         out.append(f"   <!-- not read: {escape(page.error).replace('--', '- -')} -->")
-    word_count = 0
-    for line_count, line in enumerate(page.lines, start=1):
-        box = bbox_of(line.polygon, page.width, page.height)
-        out.append(
-            f"   <span class='ocr_line' id='line_{number}_{line_count}' "
-            f"title='{title(box, line.score)}'>"
-        )
-        words = list(line.words) or [line]  # without word boxes: the line as one word
-        for word in words:
-            word_count += 1
-            word_box = bbox_of(word.polygon, page.width, page.height)
-            out.append(
-                f"    <span class='ocrx_word' id='word_{number}_{word_count}' "
-                f"title='{title(word_box, word.score)}'>{escape(word.text)}</span>"
-            )
-        out.append("   </span>")
+    # without blocks (ensemble_model's lines), the page's lines as one block
+    blocks = list(getattr(page, "blocks", ())) or ([page] if page.lines else [])
+    counts = {"line": 0, "word": 0}
+    for block_count, block in enumerate(blocks, start=1):
+        points = getattr(block, "polygon", None) or [
+            p for line in block.lines for p in line.polygon
+        ]
+        box = title(bbox_of(points, page.width, page.height))
+        out.append(f"   <div class='ocr_carea' id='block_{number}_{block_count}' title='{box}'>")
+        out.append(f"    <p class='ocr_par' id='par_{number}_{block_count}' title='{box}'>")
+        out += [f"     {row}" for line in block.lines for row in line_hocr(line, page, counts)]
+        out += ["    </p>", "   </div>"]
     out.append("  </div>")
+    return out
+
+
+def line_hocr(line: LineLike, page: PageLike, counts: dict[str, int]) -> list[str]:
+    number = page.number + 1
+    counts["line"] += 1
+    box = bbox_of(line.polygon, page.width, page.height)
+    out = [
+        f"<span class='ocr_line' id='line_{number}_{counts['line']}' "
+        f"title='{title(box, line.score)}'>"
+    ]
+    for word in list(line.words) or [line]:  # without word boxes: the line as one word
+        counts["word"] += 1
+        word_box = bbox_of(word.polygon, page.width, page.height)
+        out.append(
+            f" <span class='ocrx_word' id='word_{number}_{counts['word']}' "
+            f"title='{title(word_box, word.score)}'>{escape(word.text)}</span>"
+        )
+    out.append("</span>")
     return out
 
 

@@ -177,7 +177,7 @@ def image_request(module: ModuleType, data: bytes, model: str = contract.ENSEMBL
     return Request(model, [tensor], outputs)
 
 
-OCR_ALL_OUTPUTS = contract.OCR_OUTPUTS + contract.OCR_PAGE_OUTPUTS + contract.OCR_WORD_OUTPUTS
+OCR_ALL_OUTPUTS = contract.OCR_ALL_OUTPUTS
 
 
 def ocr_parameters(word_boxes: bool, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -218,7 +218,7 @@ def flat_lines(documents: Sequence[Document]) -> list[list[TextLine]]:
 
 def limits_from(config: dict) -> ImageLimits:
     """The decode limits in detection_preprocessing's config (gRPC wraps it, HTTP does not)."""
-    limits, _ = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
+    _, limits, *_ = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
     return limits
 
 

@@ -54,10 +54,29 @@ class TextLine:
 
 
 @dataclass(frozen=True)
+class Block:
+    """A block of a page (a column, a paragraph, a region): its box (original pixels) and its
+    lines, top to bottom."""
+
+    polygon: Polygon
+    lines: tuple[TextLine, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+    def to_dict(self) -> dict:
+        return {
+            "polygon": polygon_list(self.polygon),
+            "lines": [line.to_dict() for line in self.lines],
+        }
+
+
+@dataclass(frozen=True)
 class Page:
     """One page read: `number` is its 0-based index in its item (an image is page 0), its size
     is that of the image the server read (pixels, EXIF orientation applied; a PDF page as
-    rendered at the request's DPI), its lines in reading order."""
+    rendered at the request's DPI), its lines in reading order, block by block."""
 
     number: int
     width: int
@@ -66,10 +85,17 @@ class Page:
     # why the server could not read this page ("" when it did): a document's other pages are
     # still read; its size is the one its header states, (0, 0) when none could be read
     error: str = ""
+    # the degrees (0, 90, 180, 270) the page's content came turned clockwise; the server read
+    # it turned back, and every polygon still refers to the page as sent
+    rotation: int = 0
+    blocks: tuple[Block, ...] = ()  # the lines again, grouped (empty from ensemble_model)
 
     @property
     def text(self) -> str:
-        return "\n".join(line.text for line in self.lines)
+        """The lines, one per row, with a blank line between blocks."""
+        if not self.blocks:
+            return "\n".join(line.text for line in self.lines)
+        return "\n\n".join(block.text for block in self.blocks)
 
     def to_dict(self) -> dict:
         """Pages counted from 1, as people count them; "error" only on a page not read."""
@@ -77,7 +103,9 @@ class Page:
             "page": self.number + 1,
             "width": self.width,
             "height": self.height,
+            "rotation": self.rotation,
             "lines": [line.to_dict() for line in self.lines],
+            "blocks": [block.to_dict() for block in self.blocks],
         }
         if self.error:
             found["error"] = self.error
@@ -145,6 +173,7 @@ ENTRY_SHAPES = {
     contract.OUTPUT_POLYGONS: (4, 2),
     contract.OCR_OUTPUT_WORD_POLYGONS: (4, 2),
     contract.OCR_OUTPUT_PAGE_SIZE: (2,),
+    contract.OCR_OUTPUT_BLOCK_POLYGONS: (4, 2),
 }
 
 
@@ -231,6 +260,43 @@ def page_errors(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[st
     return errors
 
 
+def page_rotations(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[int]:
+    """Each page's turn in degrees; all 0 from a server without the output."""
+    if outputs.get(contract.OCR_OUTPUT_PAGE_ROTATION) is None:
+        return [0] * pages
+    rotations = column(outputs, contract.OCR_OUTPUT_PAGE_ROTATION, np.int64).reshape(-1)
+    if len(rotations) != pages or not set(rotations.tolist()) <= {0, 90, 180, 270}:
+        raise ValueError(f"inconsistent response: page rotations {rotations.tolist()}")
+    return [int(r) for r in rotations]
+
+
+def parse_blocks(
+    outputs: Mapping[str, np.ndarray | None], lines: Sequence[TextLine], pages: int
+) -> list[list[Block]]:
+    """Each page's blocks, from the line_block, block_polygons and block_page outputs (none
+    from a server without them)."""
+    names = contract.OCR_BLOCK_OUTPUTS
+    if any(outputs.get(name) is None for name in names):
+        return [[] for _ in range(pages)]
+    line_block = column(outputs, contract.OCR_OUTPUT_LINE_BLOCK, np.int64).reshape(-1)
+    polygons = as_polygons(column(outputs, contract.OCR_OUTPUT_BLOCK_POLYGONS, np.float32))
+    block_page = column(outputs, contract.OCR_OUTPUT_BLOCK_PAGE, np.int64).reshape(-1)
+    if len(line_block) != len(lines) or len(polygons) != len(block_page):
+        raise ValueError(
+            f"inconsistent response: {len(line_block)} line blocks for {len(lines)} lines, "
+            f"{len(polygons)} block polygons for {len(block_page)} block pages"
+        )
+    check_index(line_block, len(polygons), "line_block", "blocks", "lines are not block by block")
+    check_index(block_page, pages, "block_page", "pages", "blocks are not in page order")
+    members: list[list[TextLine]] = [[] for _ in polygons]
+    for line, block in zip(lines, line_block, strict=True):
+        members[int(block)].append(line)
+    found: list[list[Block]] = [[] for _ in range(pages)]
+    for polygon, page, held in zip(polygons, block_page, members, strict=True):
+        found[int(page)].append(Block(polygon, tuple(held)))
+    return found
+
+
 def parse_ocr_outputs(
     outputs: Mapping[str, np.ndarray | None],
     items: int,
@@ -273,10 +339,14 @@ def parse_ocr_outputs(
         parse_words(outputs, len(texts)),
     )
 
+    rotations = page_rotations(outputs, len(page_image))
+    blocks = parse_blocks(outputs, lines, len(page_image))
     # page number k of item i: the k-th page listed for item i
-    sizes: list[list[tuple[int, int, str]]] = [[] for _ in range(items)]
-    for item, (width, height), error in zip(page_image, page_size, page_error, strict=True):
-        sizes[int(item)].append((int(width), int(height), error))
+    sizes: list[list[tuple[int, int, str, int, list[Block]]]] = [[] for _ in range(items)]
+    for item, (width, height), error, rotation, held in zip(
+        page_image, page_size, page_error, rotations, blocks, strict=True
+    ):
+        sizes[int(item)].append((int(width), int(height), error, rotation, held))
     found: list[list[list[TextLine]]] = [[[] for _ in pages] for pages in sizes]
     for n, (item, page) in enumerate(zip(image_of, page_of, strict=True)):
         if not (0 <= item < items and 0 <= page < len(sizes[item])):
@@ -288,8 +358,10 @@ def parse_ocr_outputs(
     return [
         Document(
             pages=tuple(
-                Page(number, width, height, tuple(found[item][number]), error)
-                for number, (width, height, error) in enumerate(sizes[item])
+                Page(
+                    number, width, height, tuple(found[item][number]), error, rotation, tuple(held)
+                )
+                for number, (width, height, error, rotation, held) in enumerate(sizes[item])
             ),
             source=sources[item] if sources is not None else None,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .east import export_east
-from .ppocr import export_orientation_classifier
+from .ppocr import export_classifiers
 from .verify import install, partial_path
 
 PACK = "east-str"
@@ -33,4 +33,4 @@ def export_east_str(repository: Path, east_graph: Path, str_checkpoint: Path) ->
     recognizer = partial_path(repository, "text_recognition", PACK)
     export_onnx(load_checkpoint(str_checkpoint), recognizer)
     written.append(install(recognizer, repository, "text_recognition", PACK))
-    return [*written, export_orientation_classifier(repository)]
+    return [*written, *export_classifiers(repository, PACK)]

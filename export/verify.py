@@ -23,6 +23,7 @@ from tritonclient.grpc import model_config_pb2
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.preprocessing.detection import detection_input
+from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.preprocessing.recognition import recognizer_rows, whole_batch
 
 DYNAMIC = -1
@@ -141,12 +142,12 @@ def sample_image() -> np.ndarray:
 
 
 def detector_sample(repository: Path, pack: str) -> np.ndarray:
-    _, detector = Repository(repository, pack).step(contract.DETECTION_PREPROCESSING)
+    _, _, detector, _ = Repository(repository, pack).step(contract.DETECTION_PREPROCESSING)
     return detection_input(sample_image(), detector)
 
 
 def recognizer_sample(repository: Path, pack: str) -> np.ndarray:
-    _, recognizer, _ = Repository(repository, pack).step(contract.DETECTION_POSTPROCESSING)
+    _, recognizer, _, _ = Repository(repository, pack).step(contract.DETECTION_POSTPROCESSING)
     crops = [sample_image()[30:66, :], sample_image()[36:60, 8:100]]  # two widths: a real batch
     rows, _, padded = recognizer_rows(crops, recognizer)
     return whole_batch(rows, padded, recognizer)
@@ -157,11 +158,19 @@ def classifier_sample(repository: Path, pack: str) -> np.ndarray:
     return np.zeros((2, size.channels, size.height, size.width), dtype=np.float32)
 
 
+def page_classifier_sample(repository: Path, pack: str) -> np.ndarray:
+    settings = Repository(repository, pack)
+    *_, page = settings.step(contract.DETECTION_PREPROCESSING)
+    size = settings.classifier(contract.PAGE_ORIENTATION).size
+    return page_classifier_input(sample_image(), page, size)
+
+
 # the model's input as the pipeline builds it (one input each)
 SAMPLES: dict[str, Callable[[Path, str], np.ndarray]] = {
     contract.TEXT_DETECTION: detector_sample,
     contract.TEXT_RECOGNITION: recognizer_sample,
     contract.TEXT_ORIENTATION: classifier_sample,
+    contract.PAGE_ORIENTATION: page_classifier_sample,
 }
 
 

@@ -52,6 +52,26 @@ def quad_size(quad: np.ndarray) -> tuple[float, float]:
     return float(width), float(height)
 
 
+def turned_back(points: np.ndarray, degrees: int, upright_hw: tuple[int, int]) -> np.ndarray:
+    """Points [..., 2] of a page turned upright (preprocessing.page_orientation.turn_upright,
+    its size `upright_hw`) -> the same points on the page as sent, whose content was turned
+    `degrees` clockwise. Continuous coordinates (pixel i covers [i, i + 1]); a polygon keeps its
+    vertex order, so its first vertex is still where its text starts."""
+    if degrees == 0:
+        return points
+    h, w = upright_hw
+    x, y = points[..., 0], points[..., 1]
+    if degrees == 90:  # the upright page's top edge was the sent page's right edge
+        moved = (h - y, x)
+    elif degrees == 180:
+        moved = (w - x, h - y)
+    elif degrees == 270:  # ... its left edge
+        moved = (y, w - x)
+    else:
+        raise ValueError(f"a page turn is one of 0, 90, 180, 270 degrees, not {degrees}")
+    return np.stack(moved, axis=-1).astype(points.dtype)
+
+
 def reading_order(quads: np.ndarray) -> np.ndarray:
     """Indices that put quads in reading order: lines top to bottom, each line left to right.
 

@@ -15,3 +15,11 @@ def upside_down(probabilities: np.ndarray, threshold: float) -> np.ndarray:
     return (probabilities.argmax(axis=1) == UPSIDE_DOWN) & (
         probabilities[:, UPSIDE_DOWN] >= threshold
     )
+
+
+def path_confidence(best_class: np.ndarray, best_score: np.ndarray) -> np.ndarray:
+    """[n, T] best path -> [n] the mean probability of its non-blank steps (0 for none): how
+    sure the recognizer is of what it read, to compare two readings of one crop."""
+    kept = np.asarray(best_class) != 0
+    total = np.where(kept, best_score, 0.0).sum(axis=1)
+    return total / np.maximum(kept.sum(axis=1), 1)

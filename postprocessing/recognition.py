@@ -8,8 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blocks import block_boxes
 from .ctc import ctc_greedy_decode
+from .geometry import turned_back
 from .words import Words
+
+
+def no_blocks() -> np.ndarray:
+    return np.zeros((0, 4, 2), np.float32)
 
 
 @dataclass(frozen=True)
@@ -18,10 +24,16 @@ class Texts:
     quads: np.ndarray  # [M, 4, 2] float32
     scores: np.ndarray  # [M] float32 recognition confidence
     words: Words | None = None  # word boxes, when asked for; Words.lines index the M texts
+    # [M] int32 per text its block, and [B, 4, 2] each block's box; texts come block by block
+    line_block: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    block_quads: np.ndarray = dataclasses.field(default_factory=no_blocks)
+    rotation: int = 0  # degrees the page's content was turned clockwise (and turned back)
 
     @staticmethod
-    def empty() -> Texts:
-        return Texts([], np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32))
+    def empty(rotation: int = 0) -> Texts:
+        return Texts(
+            [], np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32), rotation=rotation
+        )
 
     @staticmethod
     def of(decoded: Sequence[tuple[str, float]], quads: np.ndarray, keep: Sequence[int]) -> Texts:
@@ -34,6 +46,30 @@ class Texts:
 
     def with_words(self, words: Words) -> Texts:
         return dataclasses.replace(self, words=words)
+
+    def with_blocks(self, line_block: np.ndarray) -> Texts:
+        """Each text's block given (texts already block by block): blocks left without a
+        text are dropped and the rest numbered again, each boxed around its texts."""
+        kept, renumbered = np.unique(np.asarray(line_block, np.int32), return_inverse=True)
+        renumbered = renumbered.astype(np.int32).reshape(-1)
+        boxes = block_boxes(self.quads, renumbered, len(kept))
+        return dataclasses.replace(self, line_block=renumbered, block_quads=boxes)
+
+    def turned_back(self, rotation: int, upright_hw: tuple[int, int]) -> Texts:
+        """Read on a page turned upright (its size `upright_hw`) -> every polygon on the page
+        as sent, whose content was turned `rotation` degrees clockwise."""
+
+        def back(quads: np.ndarray) -> np.ndarray:
+            return turned_back(quads, rotation, upright_hw)
+
+        words = self.words and dataclasses.replace(self.words, quads=back(self.words.quads))
+        return dataclasses.replace(
+            self,
+            quads=back(self.quads),
+            words=words,
+            block_quads=back(self.block_quads),
+            rotation=rotation,
+        )
 
 
 def strong_texts(decoded: Sequence[tuple[str, float]], text_score: float) -> list[int]:

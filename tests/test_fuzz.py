@@ -203,7 +203,7 @@ def test_locate_maps_any_map_onto_any_image(prob, height, width, single_line):
     s = with_overrides(PPOCR, {"single_line": single_line})
     assert isinstance(s.boxes, DBBoxes) and isinstance(EAST.boxes, EASTBoxes)
     image = np.zeros((height, width, 3), np.uint8)
-    found = locate([prob[None, None]], image, s.lines, s.boxes, s.recognizer_input)
+    found = locate([prob[None, None]], image, s.lines, s.boxes, s.recognizer_input, s.blocks)
     check_quads(found.quads, np.ones(len(found.quads)))
     assert len(found.rows) == len(found.widths) == len(found.padded) == len(found.quads)
     assert all(row.shape == (3, 48, w) for row, w in zip(found.rows, found.widths, strict=True))

@@ -28,6 +28,11 @@ def upright(inputs: list[np.ndarray]) -> list[np.ndarray]:
     return [np.tile(np.float32([1.0, 0.0]), (len(x), 1)) for x in inputs]
 
 
+def upright_page(looks: np.ndarray) -> np.ndarray:
+    """A stand-in page classifier: the page upright, surely (look k sees it turned k quarters)."""
+    return np.eye(4, dtype=np.float32)[: len(looks)]
+
+
 def dark_is_text(tensor: np.ndarray) -> list[np.ndarray]:
     """A stand-in DB detector: probability 1 where the (normalised BGR) input is dark."""
     return [(tensor.mean(axis=1, keepdims=True) < 0).astype(np.float32)]
@@ -81,7 +86,7 @@ def test_read_image_skips_the_recognizer_when_nothing_is_found():
     def recognize(batches):
         raise AssertionError("the recognizer must not be called without crops")
 
-    out = read_image(render_blank(), settings(), dark_is_text, recognize, upright)
+    out = read_image(render_blank(), settings(), dark_is_text, recognize, upright, upright_page)
     assert out.texts == []
 
 
@@ -97,7 +102,7 @@ def test_read_image_recognizes_each_found_box():
             results.append((best, np.ones(best.shape, np.float32)))
         return results
 
-    out = read_image(render().png, settings(), dark_is_text, recognize, upright)
+    out = read_image(render().png, settings(), dark_is_text, recognize, upright, upright_page)
     assert sum(seen) == len(out.texts) > 0 and set(out.texts) == {"b"}
 
 
@@ -123,18 +128,23 @@ def png(image: np.ndarray) -> bytes:
 def test_a_small_wide_image_without_detections_is_read_as_one_line():
     seen = []
     crop = png(np.full((20, 60, 3), 255, np.uint8))  # nothing dark: the detector finds nothing
-    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen), upright)
+    out = read_image(crop, settings(), dark_is_text, one_b_per_crop(seen), upright, upright_page)
     assert out.texts == ["b"] and len(seen) == 1
     np.testing.assert_array_equal(out.quads[0], [[0, 0], [60, 0], [60, 20], [0, 20]])
     never = with_overrides(settings(), {"single_line": "never"})
-    assert read_image(crop, never, dark_is_text, one_b_per_crop([]), upright).texts == []
+    assert (
+        read_image(crop, never, dark_is_text, one_b_per_crop([]), upright, upright_page).texts == []
+    )
 
 
 def test_large_or_tall_images_are_not_taken_for_lines():
     blank = settings()
     for shape in ((200, 600, 3), (40, 50, 3)):  # too tall; not wide enough
         data = png(np.full(shape, 255, np.uint8))
-        assert read_image(data, blank, dark_is_text, one_b_per_crop([]), upright).texts == []
+        assert (
+            read_image(data, blank, dark_is_text, one_b_per_crop([]), upright, upright_page).texts
+            == []
+        )
 
 
 def test_two_rows_in_a_small_image_keep_their_boxes():
@@ -142,7 +152,9 @@ def test_two_rows_in_a_small_image_keep_their_boxes():
     image[10:30, 20:200] = 0
     image[55:75, 20:200] = 0
     seen = []
-    out = read_image(png(image), settings(), dark_is_text, one_b_per_crop(seen), upright)
+    out = read_image(
+        png(image), settings(), dark_is_text, one_b_per_crop(seen), upright, upright_page
+    )
     assert len(out.texts) == 2 and out.quads[:, :, 1].max() < 90
 
 
@@ -151,7 +163,7 @@ def test_single_line_always_skips_the_detector():
         raise AssertionError("no detector call when the caller says the image is a line")
 
     forced = with_overrides(settings(), {"single_line": "always"})
-    out = read_image(render().png, forced, detect, one_b_per_crop([]), upright)
+    out = read_image(render().png, forced, detect, one_b_per_crop([]), upright, upright_page)
     assert out.texts == ["b"]
     with pytest.raises(ValueError, match="single_line"):
         with_overrides(settings(), {"single_line": "sometimes"})
@@ -173,11 +185,12 @@ def test_crops_the_classifier_finds_upside_down_are_turned_before_recognition():
         return one_b_per_crop([])(batches)
 
     forced = with_overrides(settings(), {"single_line": "always"})
-    read_image(png(image), forced, dark_is_text, recognize, upright)
+    read_image(png(image), forced, dark_is_text, recognize, upright, upright_page)
     (upright_batch,) = seen_batches
     seen_batches.clear()
-    out = read_image(png(image), forced, dark_is_text, recognize, upside_down_surely)
-    (turned,) = seen_batches
+    out = read_image(png(image), forced, dark_is_text, recognize, upside_down_surely, upright_page)
+    turned, as_sent = seen_batches  # the second look reads the crop as it came too
+    np.testing.assert_array_equal(as_sent, upright_batch)
     assert out.texts == ["b"]
     assert seen_inputs[0].shape == (1, 3, 48, 192)  # the classifier's input size, from its config
     width = 288  # 120 x 20 px resized to 48 px high
@@ -185,6 +198,37 @@ def test_crops_the_classifier_finds_upside_down_are_turned_before_recognition():
         turned[0, :, :, :width], upright_batch[0, :, ::-1, width - 1 :: -1]
     )
     np.testing.assert_array_equal(turned[0, :, :, width:], 0)  # padding stays on the right
+
+
+@pytest.mark.parametrize("surer", ["turned", "as sent"])
+def test_a_turned_crop_keeps_the_reading_the_recognizer_is_surer_of(surer):
+    """The line classifier may turn an upright line over: the recognizer reads both and the
+    surer reading wins ("a" as sent, "b" turned)."""
+    image = np.full((20, 120, 3), 255, np.uint8)
+    image[4:16, 10:40] = 0
+    batches = []
+
+    def recognize(found):
+        results = []
+        for batch in found:
+            turned = bool(batches) and not np.array_equal(batch, batches[0])
+            best = np.zeros((len(batch), 4), np.int64)
+            best[:, 0] = 2 if turned else 1
+            sure = 0.9 if (surer == "turned") == turned else 0.6
+            results.append((best, np.full(best.shape, sure, np.float32)))
+        return results
+
+    def upside_down_surely(inputs):
+        return [np.tile(np.float32([0.02, 0.98]), (len(x), 1)) for x in inputs]
+
+    def remember(found):
+        batches.extend(found)
+        return recognize(found)
+
+    forced = with_overrides(settings(), {"single_line": "always"})
+    read_image(png(image), forced, dark_is_text, remember, upright, upright_page)  # as sent
+    out = read_image(png(image), forced, dark_is_text, recognize, upside_down_surely, upright_page)
+    assert out.texts == (["b"] if surer == "turned" else ["a"])
 
 
 def test_unsure_or_disabled_orientation_leaves_crops_alone():
@@ -204,7 +248,7 @@ def test_unsure_or_disabled_orientation_leaves_crops_alone():
     off = with_overrides(forced, {"classify_orientation": "false"})
     data = render().png
     for s, classify in ((forced, upright), (forced, unsure), (off, never)):
-        read_image(data, s, dark_is_text, recognize, classify)
+        read_image(data, s, dark_is_text, recognize, classify, upright_page)
     np.testing.assert_array_equal(seen[0], seen[1])
     np.testing.assert_array_equal(seen[0], seen[2])
 

@@ -7,6 +7,7 @@ tests/config/test_repository.py checks them against every pack's config.pbtxt fi
 # The models of the repository, in the order a request passes them (each folder's config.pbtxt
 # `name`).
 DETECTION_PREPROCESSING = "detection_preprocessing"  # also holds the decode limits
+PAGE_ORIENTATION = "page_orientation"  # the 0/90/180/270-degree page classifier, every pack's
 TEXT_DETECTION = "text_detection"
 DETECTION_POSTPROCESSING = "detection_postprocessing"
 GROUPED_RECOGNITION = "grouped_recognition"
@@ -17,6 +18,7 @@ ENSEMBLE_MODEL = "ensemble_model"
 OCR_MODEL = "ocr"
 MODELS = (
     DETECTION_PREPROCESSING,
+    PAGE_ORIENTATION,
     TEXT_DETECTION,
     DETECTION_POSTPROCESSING,
     GROUPED_RECOGNITION,
@@ -27,7 +29,10 @@ MODELS = (
     OCR_MODEL,
 )
 ENTRY_POINTS = (ENSEMBLE_MODEL, OCR_MODEL)  # the models callers reach
-NETWORKS = (TEXT_DETECTION, TEXT_RECOGNITION, TEXT_ORIENTATION)  # the ONNX models
+# the ONNX models
+NETWORKS = (PAGE_ORIENTATION, TEXT_DETECTION, TEXT_RECOGNITION, TEXT_ORIENTATION)
+# Networks every pack serves alike (one config.pbtxt, no pack variants)
+SHARED_NETWORKS = (PAGE_ORIENTATION, TEXT_ORIENTATION)
 
 # `ensemble_model`: one encoded image per call (the Triton guide's Part 5 contract).
 INPUT_IMAGE = "input_image"  # UINT8 [1, nbytes]: the encoded file, batch of one
@@ -50,12 +55,21 @@ OCR_OUTPUT_PAGE_SIZE = "page_size"  # INT32 [P, 2]: per page read, its width and
 # BYTES [P]: per page, why it could not be read ("" when it was): a document answers with its
 # good pages and an error for each bad one
 OCR_OUTPUT_PAGE_ERROR = "page_error"
+# INT32 [P]: per page, the degrees (0, 90, 180, 270) its content was turned clockwise, which
+# the service turned back before reading it (polygons still refer to the page as sent)
+OCR_OUTPUT_PAGE_ROTATION = "page_rotation"
 OCR_PAGE_OUTPUTS = (
     OCR_OUTPUT_PAGE_INDEX,
     OCR_OUTPUT_PAGE_IMAGE,
     OCR_OUTPUT_PAGE_SIZE,
     OCR_OUTPUT_PAGE_ERROR,
+    OCR_OUTPUT_PAGE_ROTATION,
 )
+# Blocks (columns, paragraphs, regions): lines come in reading order, block by block.
+OCR_OUTPUT_LINE_BLOCK = "line_block"  # INT32 [N]: per line, its block among the B blocks
+OCR_OUTPUT_BLOCK_POLYGONS = "block_polygons"  # FP32 [B, 4, 2]: each block's box, original pixels
+OCR_OUTPUT_BLOCK_PAGE = "block_page"  # INT32 [B]: per block, its page among the P pages read
+OCR_BLOCK_OUTPUTS = (OCR_OUTPUT_LINE_BLOCK, OCR_OUTPUT_BLOCK_POLYGONS, OCR_OUTPUT_BLOCK_PAGE)
 # Word boxes (request parameter word_boxes=true; empty otherwise): one entry per word, grouped
 # by line in line order, words in reading order within their line.
 OCR_OUTPUT_WORD_TEXT = "word_text"  # BYTES [W]
@@ -68,7 +82,8 @@ OCR_WORD_OUTPUTS = (
     OCR_OUTPUT_WORD_SCORES,
     OCR_OUTPUT_WORD_LINE,
 )
-OCR_ALL_OUTPUTS = OCR_OUTPUTS + OCR_PAGE_OUTPUTS + OCR_WORD_OUTPUTS  # the config's order
+# the config's order
+OCR_ALL_OUTPUTS = OCR_OUTPUTS + OCR_PAGE_OUTPUTS + OCR_WORD_OUTPUTS + OCR_BLOCK_OUTPUTS
 # What ensemble_model answers, and the client says before sending, when given a document (what:
 # "a PDF document", "a TIFF with 3 pages").
 DOCUMENT_REFUSED = (
@@ -77,6 +92,7 @@ DOCUMENT_REFUSED = (
 )
 # Request parameters the client sets by name (the full list: config/requests.py).
 WORD_BOXES = "word_boxes"
+PAGE_ORIENTATION_PARAMETER = "page_orientation"  # "auto" or "off"
 PDF_DPI = "pdf_dpi"
 
 # The best path (argmax class, its probability per time step) that the export appends to every

@@ -1,8 +1,10 @@
 """The OCR pipeline as stage functions, one per step of `ensemble_model`:
 
     prepare          detection_preprocessing     bytes -> image, detector input
+      turn_page                                  a turned page set upright (page classifier)
     (text_detection)                             detector input -> maps
-    locate           detection_postprocessing    maps, image -> boxes, recognizer rows
+    locate           detection_postprocessing    maps, image -> boxes in reading order (blocks),
+                                                 recognizer rows
     recognize_rows   grouped_recognition         rows -> best path per crop (groups of similar
                                                  width, upside-down rows turned back first)
     read_lines       recognition_postprocessing  best path, boxes -> texts
@@ -22,10 +24,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes
 from triton_ocr.postprocessing.geometry import crop_frame
-from triton_ocr.postprocessing.orientation import upside_down
+from triton_ocr.postprocessing.orientation import path_confidence, upside_down
+from triton_ocr.postprocessing.page_orientation import lines_level, proposed_turn
 from triton_ocr.postprocessing.recognition import Texts, strong_texts
 from triton_ocr.postprocessing.words import text_words
 from triton_ocr.preprocessing.crops import cut_crops
@@ -34,8 +38,10 @@ from triton_ocr.preprocessing.detection import detection_input
 from triton_ocr.preprocessing.documents import Pages
 from triton_ocr.preprocessing.documents import open_pages as open_document
 from triton_ocr.preprocessing.orientation import classifier_input, turn_over
+from triton_ocr.preprocessing.page_orientation import page_classifier_input, turn_upright
 from triton_ocr.preprocessing.recognition import recognition_groups, recognizer_rows
 from triton_ocr.settings import (
+    Blocks,
     Boxes,
     ClassifierInput,
     DetectorInput,
@@ -58,6 +64,9 @@ Classify = Callable[[list[np.ndarray]], list[np.ndarray]]
 AsyncDetect = Callable[[np.ndarray], Awaitable[list[np.ndarray]]]
 AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, np.ndarray]]]]
 AsyncClassify = Callable[[list[np.ndarray]], Awaitable[list[np.ndarray]]]
+# the page classifier's looks [4, C, H, W] -> [4, 4] probabilities of 0, 90, 180, 270 degrees
+ClassifyPage = Callable[[np.ndarray], np.ndarray]
+AsyncClassifyPage = Callable[[np.ndarray], Awaitable[np.ndarray]]
 Groups = list[tuple[list[int], np.ndarray]]  # (crop indices, recognizer batch) per group
 
 
@@ -68,8 +77,26 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class Networks:
+    """The networks a page is read with, as awaitables (BLS calls, or sessions in-process)."""
+
+    detect: AsyncDetect
+    recognize: AsyncRecognize
+    classify: AsyncClassify  # the 0/180-degree line classifier
+    classify_page: AsyncClassifyPage  # the 0/90/180/270-degree page classifier
+
+
+@dataclass(frozen=True)
+class Upright:
+    image: np.ndarray  # the page as it reads, turned back when it came turned
+    rotation: int  # degrees the content was turned clockwise (0, 90, 180, 270)
+    maps: list[np.ndarray] | None  # the detector's maps of `image`, when turn_page ran it
+
+
+@dataclass(frozen=True)
 class Located:
-    quads: np.ndarray  # [N, 4, 2] float32, original pixels, reading order
+    quads: np.ndarray  # [N, 4, 2] float32, the (upright) image's pixels, reading order
+    block: np.ndarray  # [N] int32: each box's block, blocks in reading order
     rows: list[np.ndarray]  # per crop: its recognizer row [C, H, widths[i]]
     widths: list[int]  # per crop: its own width in its row
     padded: list[int]  # per crop: the batch width it needs on its own
@@ -109,18 +136,50 @@ def prepare_image(image: np.ndarray, detector: DetectorInput, detect: bool = Tru
     return Prepared(image, detection_input(image, detector) if detect else None)
 
 
+async def turn_page(
+    image: np.ndarray,
+    settings: PipelineSettings,
+    classify_page: AsyncClassifyPage,
+    detect: AsyncDetect,
+) -> Upright:
+    """Stage 1b: a page whose content came turned by 90, 180 or 270 degrees, set upright.
+
+    The page classifier proposes a turn (postprocessing.page_orientation); the turn is taken
+    when the lines detected on the turned page lie level, and then those maps are kept. An
+    upright page costs one small classifier call; a turned one, no more detection than an
+    upright one. Pre-cropped lines (single_line "always") are never turned."""
+    s = settings
+    if s.page_orientation.page_orientation == "off" or s.lines.single_line == "always":
+        return Upright(image, 0, None)
+    looks = await classify_page(
+        page_classifier_input(image, s.page_orientation, s.page_classifier_input)
+    )
+    turn = proposed_turn(looks, s.page_orientation)
+    if turn == 0:
+        return Upright(image, 0, None)
+    turned = turn_upright(image, turn)
+    maps = await detect(detection_input(turned, s.detector_input))
+    found = text_boxes(maps, turned.shape[:2], s.lines, s.boxes)
+    if lines_level(found.quads, s.page_orientation):
+        return Upright(turned, turn, maps)
+    return Upright(image, 0, None)
+
+
 def locate(
     maps: Sequence[np.ndarray],
     image: np.ndarray,
     lines: TextLines,
     boxes: Boxes,
     recognizer: RecognizerInput,
+    blocks: Blocks,
 ) -> Located:
-    """Stage 3: detector maps + the original image -> text boxes and one recognizer row per
-    box, cut from the original image at full resolution."""
+    """Stage 3: detector maps + the (upright) image -> text boxes in reading order, block by
+    block, and one recognizer row per box, cut from the image at full resolution."""
     found = text_boxes(maps, image.shape[:2], lines, boxes)
-    rows, widths, padded = recognizer_rows(cut_crops(image, found.quads, found.margin), recognizer)
-    return Located(found.quads, rows, widths, padded, found.margin)
+    layout = page_layout(found.quads, blocks)
+    quads = found.quads[layout.order]
+    rows, widths, padded = recognizer_rows(cut_crops(image, quads, found.margin), recognizer)
+    return Located(quads, layout.block, rows, widths, padded, found.margin)
 
 
 async def orient_groups(
@@ -164,15 +223,36 @@ async def recognize_rows(
 ) -> BestPath:
     """Stage 4: recognizer rows -> each crop's best path, recognized in width-sorted groups
     (all groups in flight together), upside-down rows turned back first when the orientation
-    classifier is on."""
+    classifier is on.
+
+    The classifier may turn an upright line over: a group with turned rows is also read as it
+    came (the second look), and each turned row keeps whichever reading the recognizer is
+    surer of. Upright pages rarely have turned rows, so this seldom costs a call."""
     groups = recognition_groups(rows, padded, grouping.recognition_group_size)
     turned = np.zeros(len(rows), dtype=bool)
+    second: list[int] = []  # the groups read both ways
+    as_sent = groups
     if groups and orientation.classify_orientation:
         threshold = orientation.orientation_threshold
         groups, flags = await orient_groups(groups, widths, classify, classifier, threshold)
-        for (indices, _), flag in zip(groups, flags, strict=True):
+        for g, ((indices, _), flag) in enumerate(zip(groups, flags, strict=True)):
             turned[indices] = flag
-    results = await recognize([batch for _, batch in groups]) if groups else []
+            if flag.any():
+                second.append(g)
+    batches = [batch for _, batch in groups] + [as_sent[g][1] for g in second]
+    results = await recognize(batches) if groups else []
+    results, again = results[: len(groups)], results[len(groups) :]
+    for g, (best_class, best_score) in zip(second, again, strict=True):
+        indices, _ = groups[g]
+        flipped, kept = results[g]
+        surer = path_confidence(best_class, best_score) > path_confidence(flipped, kept)
+        surer &= turned[indices]
+        if surer.any():
+            results[g] = (
+                np.where(surer[:, None], best_class, flipped),
+                np.where(surer[:, None], best_score, kept),
+            )
+            turned[np.asarray(indices)[surer]] = False
     classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(rows)
     scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(rows)
     step_widths = np.zeros(len(rows), dtype=np.float32)
@@ -195,10 +275,12 @@ def read_lines(
     quads: np.ndarray,
     alphabet: Sequence[str],
     text_filter: TextFilter,
-    words: Located | None = None,
+    located: Located | None = None,
+    word_boxes: bool = False,
 ) -> Texts:
     """Stage 5: the best path of the len(quads) crops -> texts, dropping weak or empty ones;
-    with `words` (the crops the best path was read from), each kept text's word boxes too.
+    with `located` (the crops the best path was read from), each kept text's block, and with
+    `word_boxes` its word boxes too.
 
     Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
     """
@@ -206,15 +288,18 @@ def read_lines(
     decoded = ctc_greedy_decode(best.best_class[:n], best.best_score[:n], alphabet) if n else []
     kept = strong_texts(decoded, text_filter.text_score)
     found = Texts.of(decoded, quads, kept)
-    if words is None or best.step_widths is None or best.turned is None:
+    if located is None:
         return found
-    frames = [crop_frame(quads[i], words.margin) for i in kept]
+    found = found.with_blocks(located.block[kept])
+    if not word_boxes or best.step_widths is None or best.turned is None:
+        return found
+    frames = [crop_frame(quads[i], located.margin) for i in kept]
     boxes = text_words(
         best.best_class,
         best.best_score,
         kept,
         frames,
-        [words.widths[i] for i in kept],
+        [located.widths[i] for i in kept],
         best.step_widths[kept],
         best.turned[kept],
         alphabet,
@@ -226,26 +311,26 @@ def read_lines(
 
 
 async def read_page_async(
-    image: np.ndarray,
-    settings: PipelineSettings,
-    detect: AsyncDetect,
-    recognize: AsyncRecognize,
-    classify: AsyncClassify,
+    image: np.ndarray, settings: PipelineSettings, networks: Networks
 ) -> Texts:
-    """A decoded image (BGR) -> texts, polygons (original pixels, reading order), confidences
-    and, when settings.words asks, word boxes.
+    """A decoded image (BGR) -> texts in reading order, block by block, their polygons
+    (original pixels), confidences and, when settings.words asks, word boxes.
 
     The networks are awaited, so a caller reading several pages at once (the `ocr` model,
     with async BLS) overlaps one page's network calls with another's Python work. A caller
     who sends pre-cropped lines (single_line "always") skips the detector.
     """
-    s = settings
+    s, n = settings, networks
+    upright = await turn_page(image, s, n.classify_page, n.detect)
+    page = upright.image
     detect_lines = s.lines.single_line != "always"
-    prepared = prepare_image(image, s.detector_input, detect_lines)
-    maps = await detect(prepared.detector_input) if detect_lines else []
-    located = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input)
+    maps = upright.maps
+    if maps is None:
+        prepared = prepare_image(page, s.detector_input, detect_lines)
+        maps = await n.detect(prepared.detector_input) if detect_lines else []
+    located = locate(maps, page, s.lines, s.boxes, s.recognizer_input, s.blocks)
     if not located.rows:
-        return Texts.empty()  # no recognizer call at all
+        return Texts.empty(upright.rotation)  # no recognizer call at all
     best = await recognize_rows(
         located.rows,
         located.widths,
@@ -253,23 +338,17 @@ async def read_page_async(
         s.grouping,
         s.orientation,
         s.classifier_input,
-        recognize,
-        classify,
+        n.recognize,
+        n.classify,
     )
-    words = located if s.words.word_boxes else None
-    return read_lines(best, located.quads, s.alphabet, s.text_filter, words)
+    texts = read_lines(best, located.quads, s.alphabet, s.text_filter, located, s.words.word_boxes)
+    return texts.turned_back(upright.rotation, page.shape[:2])
 
 
-async def read_image_async(
-    data: bytes,
-    settings: PipelineSettings,
-    detect: AsyncDetect,
-    recognize: AsyncRecognize,
-    classify: AsyncClassify,
-) -> Texts:
+async def read_image_async(data: bytes, settings: PipelineSettings, networks: Networks) -> Texts:
     """`read_page_async` of one encoded image (decoded with the settings' limits)."""
     image = decode_image(data, settings.limits)
-    return await read_page_async(image, settings, detect, recognize, classify)
+    return await read_page_async(image, settings, networks)
 
 
 def read_image(
@@ -278,16 +357,15 @@ def read_image(
     detect: Detect,
     recognize: Recognize,
     classify: Classify,
+    classify_page: ClassifyPage,
 ) -> Texts:
     """`read_image_async` with plain (blocking) network callables, for in-process use."""
 
-    async def detect_now(tensor: np.ndarray) -> list[np.ndarray]:
-        return detect(tensor)
+    def now(network):
+        async def call(value):
+            return network(value)
 
-    async def recognize_now(batches: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
-        return recognize(batches)
+        return call
 
-    async def classify_now(inputs: list[np.ndarray]) -> list[np.ndarray]:
-        return classify(inputs)
-
-    return asyncio.run(read_image_async(data, settings, detect_now, recognize_now, classify_now))
+    networks = Networks(now(detect), now(recognize), now(classify), now(classify_page))
+    return asyncio.run(read_image_async(data, settings, networks))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 SINGLE_LINE_MODES = ("auto", "always", "never")
+PAGE_ORIENTATION_MODES = ("auto", "off")
 
 
 def _check_choice(name: str, value: Any, allowed: tuple) -> None:
@@ -59,6 +60,34 @@ class DetectorInput:
         _check_choice("channel_order", self.channel_order, ("BGR", "RGB"))
         _check_choice("layout", self.layout, ("NCHW", "NHWC"))
         _check_length(("mean", "std"), (self.mean, self.std), 3)
+
+
+@dataclasses.dataclass(frozen=True)
+class PageOrientation:
+    """Pages turned by 90, 180 or 270 degrees, set upright before detection.
+
+    The page classifier looks at the page's centre four times, turned by each quarter; a turn
+    is proposed when the mean of its four looks gives it at least `page_turn_score` (one look
+    errs on photos, four consistent ones rarely do). It is taken only when, once the page is
+    turned, at least `page_lines_share` of the detected line boxes that are clearly longer one
+    way than the other lie level: the text itself must agree.
+    """
+
+    page_orientation: str  # "auto" or "off"
+    page_turn_score: float
+    page_lines_share: float
+    # the classifier's reference preprocessing: the short side resized to this, the centre
+    # cropped to the network's input size, then (pixel / 255 - mean) / std on BGR
+    page_short_side: int
+    page_mean: tuple[float, ...]
+    page_std: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _check_choice("page_orientation", self.page_orientation, PAGE_ORIENTATION_MODES)
+        _check_length(("page_mean", "page_std"), (self.page_mean, self.page_std), 3)
+        for name in ("page_turn_score", "page_lines_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +138,28 @@ class TextLines:
                 f"parameter 'crop_margin' must be between 0 and 1, not {self.crop_margin}"
             )
         _check_choice("single_line", self.single_line, SINGLE_LINE_MODES)
+
+
+@dataclasses.dataclass(frozen=True)
+class Blocks:
+    """Lines grouped into blocks and put in reading order by a recursive XY cut of the page.
+
+    Gaps are measured in the page's median line height. A vertical cut (between columns) needs
+    a gap of `column_gap` and, on each side, lines whose median length is at least
+    `column_min_width` line heights: a receipt's prices or a grid's cells are too short to be a
+    column of text, so their rows read across. A horizontal cut (between paragraphs, under a
+    headline) needs a gap of `paragraph_gap`.
+    """
+
+    PREFIX: ClassVar[str] = "block_"
+    column_gap: float
+    column_min_width: float
+    paragraph_gap: float
+
+    def __post_init__(self) -> None:
+        for name in ("column_gap", "column_min_width", "paragraph_gap"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"block_{name} must be > 0, not {getattr(self, name)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,7 +285,10 @@ class PipelineSettings:
 
     limits: ImageLimits
     detector_input: DetectorInput
+    page_orientation: PageOrientation
+    page_classifier_input: ClassifierInput
     boxes: Boxes
+    blocks: Blocks
     lines: TextLines
     recognizer_input: RecognizerInput
     grouping: Grouping

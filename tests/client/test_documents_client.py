@@ -86,7 +86,7 @@ def test_documents_travel_to_ocr_in_one_call_with_every_output(client, tmp_path)
     ((model, (tensor,), outputs, parameters, extra),) = client._client.calls
     assert model == contract.OCR_MODEL
     assert (tensor.name(), tensor.shape(), tensor.datatype()) == ("images", [2], "BYTES")
-    assert outputs == list(OCR_ALL_OUTPUTS) and len(outputs) == 12
+    assert outputs == list(OCR_ALL_OUTPUTS) and len(outputs) == 16
     assert parameters == {"pdf_dpi": 150, "word_boxes": True}
     assert ("client_timeout" in extra) == (client.protocol == "grpc")
     assert scan_doc.source == str(scan) and image_doc.source is None

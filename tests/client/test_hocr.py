@@ -45,7 +45,10 @@ def test_hocr_is_xhtml_with_the_json_boxes_and_confidences():
     hocr = scan.to_hocr()
     assert hocr.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC')
     assert "<meta name='ocr-system' content='triton-ocr'/>" in hocr
-    assert "<meta name='ocr-capabilities' content='ocr_page ocr_line ocrx_word'/>" in hocr
+    assert (
+        "<meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ocr_line ocrx_word'/>"
+        in hocr
+    )
     root = ET.fromstring(hocr)
     assert root.tag == f"{XHTML}html"
     pages = elements(root, "ocr_page")

@@ -68,7 +68,9 @@ def test_no_lines_at_all_still_gives_every_page():
     assert document == Document((Page(0, 100, 50, ()),), None)
     assert document.to_dict() == {
         "file": None,
-        "pages": [{"page": 1, "width": 100, "height": 50, "lines": []}],
+        "pages": [
+            {"page": 1, "width": 100, "height": 50, "rotation": 0, "lines": [], "blocks": []}
+        ],
     }
 
 
@@ -151,7 +153,9 @@ def test_a_page_not_read_carries_its_error_everywhere():
         "page": 2,
         "width": 0,
         "height": 0,
+        "rotation": 0,
         "lines": [],
+        "blocks": [],
         "error": "page 2: cannot read PDF page",
     }
     assert "error" not in scan[0].to_dict()
@@ -165,3 +169,31 @@ def test_a_zero_sized_page_without_an_error_is_refused():
     pages = [(0, 600, 800), (0, 0, 0), (0, 600, 850), *PAGES[3:]]
     with pytest.raises(ValueError, match="a page read of zero width or height"):
         parse_ocr_outputs(ocr_outputs(LINES, pages), 2)
+
+
+def test_blocks_and_turns_come_with_their_pages():
+    """Each page's blocks hold its lines in order; the text puts a blank line between blocks,
+    hOCR a ocr_carea and ocr_par per block, and a turned page its textangle."""
+    outputs = ocr_outputs(LINES, PAGES)
+    outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([0, 1, 2, 3], np.int32)
+    outputs[contract.OCR_OUTPUT_BLOCK_POLYGONS] = np.array(
+        [box(10, 10, 200, 40), box(10, 60, 180, 90), box(20, 30, 220, 70), box(5, 6, 301, 50)],
+        np.float32,
+    )
+    outputs[contract.OCR_OUTPUT_BLOCK_PAGE] = np.array([0, 0, 2, 3], np.int32)
+    outputs[contract.OCR_OUTPUT_PAGE_ROTATION] = np.array([0, 0, 90, 0], np.int32)
+    scan, image = parse_ocr_outputs(outputs, 2)
+    assert [len(page.blocks) for page in scan] == [2, 0, 1] and len(image[0].blocks) == 1
+    assert scan[0].text == "Invoice 42\n\nTotal: 12 €"
+    assert [p.rotation for p in scan] == [0, 0, 90]
+    record = scan[0].to_dict()
+    assert record["blocks"][1] == {"polygon": box(10, 60, 180, 90), "lines": [record["lines"][1]]}
+    hocr = scan.to_hocr()
+    assert hocr.count("class='ocr_carea'") == 3 == hocr.count("class='ocr_par'")
+    assert "textangle 270" in hocr  # 90 degrees clockwise: the text stands 270 counter-clockwise
+    outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([0, 1, 2, 7], np.int32)
+    with pytest.raises(ValueError, match="line_block"):
+        parse_ocr_outputs(outputs, 2)
+    outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([1, 0, 2, 3], np.int32)
+    with pytest.raises(ValueError, match="block by block"):
+        parse_ocr_outputs(outputs, 2)

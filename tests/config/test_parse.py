@@ -79,11 +79,11 @@ def test_every_python_model_config_parses(pack):
         assert [type(s) for s in settings[: len(classes)]] == list(classes), model
         if classes[0].__name__ == "Pack":
             assert settings[0].pack == pack, model  # each variant names its own pack
-    lines, _, boxes = repository.step(contract.DETECTION_POSTPROCESSING)
+    lines, *_, boxes = repository.step(contract.DETECTION_POSTPROCESSING)
     assert isinstance(boxes, DETECTORS[lines.detector])
-    # model.py reads the detector's maps first, the original image last
+    # model.py reads the detector's maps first, then the upright page and its turn
     config = repository.config_dict(contract.DETECTION_POSTPROCESSING)
-    assert tensor_names(config, "input")[-1] == "original_image"
+    assert tensor_names(config, "input")[-2:] == ["page_image", "page_rotation"]
 
 
 def test_detector_must_be_known():

@@ -28,7 +28,7 @@ def test_config_name_matches_folder(model, pack):
 
 # Models every pack serves alike: one config.pbtxt, which Triton uses when a model has no
 # configs/<pack>.pbtxt (the east-str e2e tests load it so).
-SHARED_BY_ALL_PACKS = {contract.TEXT_ORIENTATION}
+SHARED_BY_ALL_PACKS = set(contract.SHARED_NETWORKS)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -161,7 +161,7 @@ def test_the_bls_timeout_is_stated_once(pack):
 @pytest.mark.parametrize("pack", PACKS)
 def test_the_client_finds_the_decode_limits_where_it_looks(pack):
     configs = Repository(REPOSITORY, pack)
-    limits, _ = configs.step(contract.DETECTION_PREPROCESSING)
+    _, limits, *_ = configs.step(contract.DETECTION_PREPROCESSING)
     assert limits.max_image_bytes > 1 << 20 and limits.max_image_pixels > 10**6
 
 

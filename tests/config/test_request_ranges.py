@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPOSITORY, ROOT
-from tests.test_pipeline import dark_is_text, upright
+from tests.test_pipeline import dark_is_text, upright, upright_page
 from triton_ocr.config.repository import Repository
 from triton_ocr.config.requests import REQUEST_PARAMETERS, server_value, with_overrides
 from triton_ocr.errors import InvalidRequest
@@ -133,7 +133,7 @@ def test_values_inside_the_ranges_never_fail_the_pipeline(pack, data):
         geometry[:, 4] = 0.0
         return [score, geometry]
 
-    found = read_image(SAMPLE, settings_, detect, recognize, upright)
+    found = read_image(SAMPLE, settings_, detect, recognize, upright, upright_page)
     assert len(found.texts) == len(found.quads) == len(found.scores)
 
 

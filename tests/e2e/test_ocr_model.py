@@ -145,13 +145,17 @@ def turned_over(png: bytes) -> bytes:
 
 @pytest.mark.parametrize("model", ["ocr", "ensemble_model"])
 def test_upside_down_text_reads_like_upright_text(server, model):
-    """The orientation classifier turns upside-down crops back before recognition."""
+    """An upside-down page is set upright (page orientation) and upside-down crops turned back
+    (the line classifier) before recognition; without either it reads as something else."""
     turned = turned_over(SAMPLE.png)
     with OcrClient(server.grpc, "grpc") as client:
         lines = client.read(turned) if model == "ensemble_model" else client.read_many([turned])[0]
-        (unturned,) = client.read_many([turned], classify_orientation="false")
+        (lines_alone,) = client.read_many([turned], page_orientation="off")
+        (unturned,) = client.read_many(
+            [turned], classify_orientation="false", page_orientation="off"
+        )
     assert sorted(texts(lines)) == sorted(normalize(t) for t in SAMPLE.texts)
-    # without the classifier the same crops read as something else
+    assert sorted(texts(lines_alone)) == sorted(normalize(t) for t in SAMPLE.texts)
     assert not set(texts(unturned)) & {normalize(t) for t in SAMPLE.texts}
 
 

@@ -4,6 +4,7 @@ UNAVAILABLE for a model that did not answer in time, INTERNAL for the rest), nev
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -87,6 +88,9 @@ def test_each_failure_is_its_own_requests_error(adapter):
 
 def test_detection_preprocessing_answers_each_request(adapter):
     model = load_model("detection_preprocessing", adapter)
+    # the page classifier is a BLS call (the end-to-end tests make it): off here
+    page = dataclasses.replace(model.settings.page_orientation, page_orientation="off")
+    model.settings = dataclasses.replace(model.settings, page_orientation=page)
     (name,) = [t["name"] for t in config_dict("detection_preprocessing")["input"]]
     image = np.frombuffer(render().png, np.uint8)[None]
     garbage = np.frombuffer(b"GIF89a not really", np.uint8)[None]
@@ -98,8 +102,8 @@ def test_detection_preprocessing_answers_each_request(adapter):
         ]
     )
     assert error_of(responses[0]) is None
-    detector_input, original = (t.as_numpy() for t in responses[0].output_tensors)
-    assert detector_input.ndim == 4 and original.shape == (560, 1000, 3)
+    detector_input, page, rotation = (t.as_numpy() for t in responses[0].output_tensors)
+    assert detector_input.ndim == 4 and page.shape == (560, 1000, 3) and rotation.tolist() == [0]
     code, message = error_of(responses[1])
     assert code == "INVALID_ARG" and "decode" in message
     code, message = error_of(responses[2])
@@ -120,15 +124,23 @@ def test_bls_errors_name_the_called_model(adapter):
 
 def test_detection_postprocessing_hands_on_rows_boxes_and_widths(adapter):
     model = load_model("detection_postprocessing", adapter)
-    *maps, image_name = [t["name"] for t in config_dict("detection_postprocessing")["input"]]
+    names = [t["name"] for t in config_dict("detection_postprocessing")["input"]]
+    *maps, image_name, rotation_name = names
+    upright = np.zeros(1, np.int32)
     image = np.full((200, 256, 3), 255, np.uint8)  # too tall to be taken for one line
     probability = np.zeros((1, 1, 200, 256), np.float32)
     probability[..., 20:44, 30:200] = 1.0  # one text line
     responses = model.execute(
         [
-            fake_pb_utils.Request({maps[0]: probability, image_name: image}),
             fake_pb_utils.Request(
-                {maps[0]: np.zeros((1, 1, 200, 256), np.float32), image_name: image}
+                {maps[0]: probability, image_name: image, rotation_name: upright}
+            ),
+            fake_pb_utils.Request(
+                {
+                    maps[0]: np.zeros((1, 1, 200, 256), np.float32),
+                    image_name: image,
+                    rotation_name: upright,
+                }
             ),
         ]
     )

@@ -17,6 +17,7 @@ from triton_ocr.tools.evaluation.metrics import (
     char_error_rate,
     match_boxes,
     normalize,
+    reading_order_pairs,
     score_image,
     score_word,
     summary,
@@ -168,3 +169,29 @@ def test_words_match_one_to_one():
     page = Sample(Path("p.png"), "document", (Label("the cat and the dog", None, True),), True)
     counts = score_image(page, ["the the the the"], box(0, 0, 9, 9)[None])
     assert (counts.words_found, counts.predicted_words_correct) == (2, 2)
+
+
+def test_reading_order_counts_the_label_pairs_kept_in_order():
+    truth = ["left one", "left two", "left three", "right one", "right two", "right three"]
+    assert reading_order_pairs(truth, truth) == (15, 15)
+    interleaved = [truth[i] for i in (0, 3, 1, 4, 2, 5)]
+    assert reading_order_pairs(truth, interleaved) == (12, 15)  # 3 cross pairs turned round
+    # lines read with small errors still match; missed ones do not count; repeats pair in turn
+    assert reading_order_pairs(truth, ["left 0ne", "left two", "right one"]) == (3, 3)
+    assert reading_order_pairs(["2.10", "x", "2.10"], ["2.10", "x", "2.10"]) == (3, 3)
+    assert reading_order_pairs(truth, []) == (0, 0)
+
+
+def test_the_report_scores_reading_order_on_pages_labelled_in_it():
+    labels = tuple(Label(t, None, True) for t in ("one a", "two b", "three c"))
+    page = Sample(Path("page.png"), "document", labels, True, reading_order=True)
+    other = Sample(Path("other.png"), "document", labels, True)
+    quads = np.zeros((3, 4, 2), np.float32)
+    result = report(
+        [
+            ImageResult(page, ["three c", "one a", "two b"], quads),
+            ImageResult(other, ["three c", "two b", "one a"], quads),  # not labelled in order
+        ]
+    )
+    assert result["reading_order"] == {"images": 1, "kept": 1, "pairs": 3, "score": 1 / 3}
+    assert result["images"][0]["order"] == [1, 3] and "order" not in result["images"][1]

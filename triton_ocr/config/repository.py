@@ -22,6 +22,7 @@ from triton_ocr.config.parse import config_parameters, parse_groups, raw_paramet
 from triton_ocr.postprocessing.alphabet import alphabet_from_metadata
 from triton_ocr.settings import (
     DETECTORS,
+    Blocks,
     Bls,
     ClassifierInput,
     DetectorInput,
@@ -30,6 +31,7 @@ from triton_ocr.settings import (
     ImageLimits,
     ManyImages,
     Orientation,
+    PageOrientation,
     PipelineSettings,
     RecognizerInput,
     TextFilter,
@@ -41,7 +43,8 @@ from triton_ocr.settings import (
 @dataclasses.dataclass(frozen=True)
 class Pack:
     """Which config variant a Python model's config belongs to: a model that reads other
-    models' configs (`ocr`, grouped_recognition, recognition_postprocessing) reads this pack's."""
+    models' configs (`ocr`, detection_preprocessing, grouped_recognition,
+    recognition_postprocessing) reads this pack's."""
 
     pack: str
 
@@ -57,8 +60,8 @@ class AlphabetSource:
 # Each Python model's `parameters`, as settings objects; detection_postprocessing also takes
 # the box settings of its `detector` (TextLines.detector).
 STEP_SETTINGS: dict[str, tuple[type, ...]] = {
-    contract.DETECTION_PREPROCESSING: (ImageLimits, DetectorInput),
-    contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput),
+    contract.DETECTION_PREPROCESSING: (Pack, ImageLimits, DetectorInput, PageOrientation),
+    contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput, Blocks),
     contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls),
     contract.RECOGNITION_POSTPROCESSING: (Pack, TextFilter, AlphabetSource),
     contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes),
@@ -93,7 +96,7 @@ class ClassifierModel:
     """What callers of the orientation classifier need from its config."""
 
     input: str
-    output: str  # [n, 2] class probabilities
+    output: str  # [n, classes] class probabilities
     size: ClassifierInput
 
 
@@ -158,10 +161,10 @@ class Repository:
             raise ValueError(f"text_recognition ({self.pack}) has no best-path outputs {missing}")
         return config.input[0].name, outputs
 
-    def classifier(self) -> ClassifierModel:
-        """text_orientation's tensor names and input size ([n, C, H, W]), from its config."""
-        config = self.config(contract.TEXT_ORIENTATION)
-        model = contract.TEXT_ORIENTATION
+    def classifier(self, model: str = contract.TEXT_ORIENTATION) -> ClassifierModel:
+        """A classifier's tensor names and input size ([n, C, H, W]), from its config: the
+        line classifier text_orientation, or the page classifier page_orientation."""
+        config = self.config(model)
         if len(config.input) != 1 or len(config.output) != 1:
             raise ValueError(f"{model} ({self.pack}) must have one input and one output")
         (inp,), (out,) = config.input, config.output
@@ -212,8 +215,8 @@ class Repository:
         """Every setting of the ensemble's steps for this pack: what `ocr` and the in-process
         floor run with, so they read every image as `ensemble_model` does. `alphabet`: the
         recognizer's classes when known (tests); by default read from its ONNX file."""
-        limits, detector_input = self.step(contract.DETECTION_PREPROCESSING)
-        lines, recognizer_input, boxes = self.step(contract.DETECTION_POSTPROCESSING)
+        _, limits, detector_input, page = self.step(contract.DETECTION_PREPROCESSING)
+        lines, recognizer_input, blocks, boxes = self.step(contract.DETECTION_POSTPROCESSING)
         _, grouping, orientation, _ = self.step(contract.GROUPED_RECOGNITION)
         _, text_filter, source = self.step(contract.RECOGNITION_POSTPROCESSING)
         _, _, documents, words = self.step(contract.OCR_MODEL)
@@ -221,7 +224,10 @@ class Repository:
         return PipelineSettings(
             limits=limits,
             detector_input=detector_input,
+            page_orientation=page,
+            page_classifier_input=self.classifier(contract.PAGE_ORIENTATION).size,
             boxes=boxes,
+            blocks=blocks,
             lines=lines,
             recognizer_input=recognizer_input,
             grouping=grouping,
@@ -235,5 +241,4 @@ class Repository:
 
     def missing_files(self) -> list[Path]:
         """The model files this pack still lacks (empty: ready to serve)."""
-        models = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
-        return [path for path in map(self.model_file, models) if not path.is_file()]
+        return [path for path in map(self.model_file, contract.NETWORKS) if not path.is_file()]

@@ -10,7 +10,7 @@ from typing import Any
 
 from triton_ocr.config.parse import convert_value, field_types
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.settings import SINGLE_LINE_MODES, PipelineSettings
+from triton_ocr.settings import PAGE_ORIENTATION_MODES, SINGLE_LINE_MODES, PipelineSettings
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,12 @@ REQUEST_PARAMETERS: dict[str, Range] = {
     "nms_iou": FRACTION,
     "pdf_dpi": Range(36, server="max_pdf_dpi"),
     "word_boxes": BOOL,
+    "page_orientation": Range(choices=PAGE_ORIENTATION_MODES),
 }
 # the settings objects a request parameter may belong to
 OVERRIDABLE = (
     "detector_input",
+    "page_orientation",
     "boxes",
     "lines",
     "orientation",

@@ -132,6 +132,90 @@ def receipt(face: str = "DejaVuSansMono.ttf", size: int = 20, width: int = 480) 
     return render(tuple(placed), size=(width, 40 + pitch * len(RECEIPT_ROWS)))
 
 
+# Pages laid out as people read them: every Sample's lines are in reading order.
+ARTICLE = (
+    "Serving models close to the data keeps every page private and the answers quick",
+    "The detector finds each line of text and the recognizer reads it in one pass",
+    "Pages that arrive turned by a quarter are set upright before anything else is done",
+    "Columns are read from the left to the right and each one from the top to the bottom",
+    "A headline that spans the columns is read before the text under it begins",
+    "Receipts keep every price on the row of the item it belongs to for the reader",
+    "Tables read row by row so that each value stays beside the name it belongs to",
+    "The service answers with blocks of lines so that paragraphs stay together on the page",
+    "Throughput is measured on the same machine for every peer in one run side by side",
+)
+
+
+def wrapped(words: list[str], width: int, face: str, size: int) -> list[str]:
+    """Words set into lines no wider than `width` pixels (greedy, as a typesetter's first fit)."""
+    f, lines, current = font(size, face), [], ""
+    for word in words:
+        trial = f"{current} {word}".strip()
+        if current and f.getlength(trial) + 8 > width:
+            lines.append(current)
+            trial = word
+        current = trial
+    return [*lines, current] if current else lines
+
+
+def column(text: str, x: int, y: int, width: int, face: str, size: int, pitch: int) -> list[Placed]:
+    lines = wrapped(text.split(), width, face, size)
+    return [Placed(line, (x, y + pitch * k), size, face=face) for k, line in enumerate(lines)]
+
+
+def layout_page(kind: str, face: str = "DejaVuSerif.ttf", size: int = 20) -> Sample:
+    """A rendered page of `kind` (LAYOUTS), its lines in the order a person reads them."""
+    pitch, gutter, margin = int(size * 1.5), 2 * size, 40
+    body = " ".join(f"{s}." for s in ARTICLE)
+    placed: list[Placed] = []
+    if kind in ("two-columns", "three-columns", "headline"):
+        count = 3 if kind == "three-columns" else 2
+        width = 1200 if count == 3 else 960
+        column_width = (width - 2 * margin - gutter * (count - 1)) // count
+        top = margin
+        if kind == "headline":
+            placed.append(Placed("Journal of Served Models", (margin, 16), 14, face=face))
+            placed.append(Placed("Page 7", (width - margin - 60, 16), 14, face=face))
+            placed.append(Placed("Reading pages the way people do", (margin, 60), 36, face=face))
+            top = 140
+        words = body.split()
+        share = len(words) // count + 1
+        bottom = top
+        for k in range(count):
+            x = margin + k * (column_width + gutter)
+            text = " ".join(words[k * share : (k + 1) * share])
+            lines = column(text, x, top, column_width, face, size, pitch)
+            placed += lines
+            bottom = max(bottom, lines[-1].xy[1] + pitch)
+        if kind == "headline":
+            placed.append(Placed("Printed in Berlin", (margin, bottom + 40), 14, face=face))
+            bottom += 40
+        return render(tuple(placed), size=(width, bottom + margin))
+    if kind == "sidebar":
+        width, side = 1000, 260
+        main = column(body, margin, margin, width - 2 * margin - side - gutter, face, size, pitch)
+        note = "In short: pages are turned upright, columns are kept apart, receipts stay in rows."
+        aside = column(note, width - margin - side, margin, side, face, size - 2, pitch)
+        placed = main + aside
+        height = max(p.xy[1] for p in placed) + pitch + margin
+        return render(tuple(placed), size=(width, height))
+    if kind == "grid":
+        header = ("Item", "Qty", "Price", "Total")
+        rows = [header, ("Apples", "3", "0.40", "1.20"), ("Bread", "1", "2.10", "2.10")]
+        rows += [("Cheese", "2", "3.75", "7.50"), ("Olive oil", "1", "6.90", "6.90")]
+        xs = (margin, 300, 460, 620)
+        for r, row in enumerate(rows):
+            for x, cell in zip(xs, row, strict=True):
+                placed.append(Placed(cell, (x, margin + 2 * pitch * r), size, face=face))
+        return render(tuple(placed), size=(800, margin * 2 + 2 * pitch * len(rows)))
+    if kind == "receipt":
+        return receipt()
+    raise ValueError(f"unknown layout {kind!r}; choose from {list(LAYOUTS)}")
+
+
+LAYOUTS = ("two-columns", "three-columns", "headline", "sidebar", "grid", "receipt")
+
+
 def font(size: int, face: str | None = None) -> ImageFont.FreeTypeFont:
     """Pillow's bundled scalable font (no system fonts needed), or a DejaVu face."""
     if face is None:

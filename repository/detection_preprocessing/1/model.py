@@ -1,22 +1,42 @@
-"""Triton adapter of stage 1, pipeline.prepare: image bytes -> (detector input, original image)."""
+"""Triton adapter of stage 1, pipeline.prepare and pipeline.turn_page: image bytes -> (detector
+input, the page turned upright, the turn)."""
 
 import json
 
+import numpy as np
+
 from triton_ocr.config.parse import tensor_names
-from triton_ocr.config.repository import step_settings
-from triton_ocr.contract import DETECTION_PREPROCESSING, DOCUMENT_REFUSED
+from triton_ocr.config.repository import Repository
+from triton_ocr.contract import DOCUMENT_REFUSED, PAGE_ORIENTATION, TEXT_DETECTION
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.pipeline import prepare
+from triton_ocr.pipeline import prepare_image, turn_page
+from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.header import DocumentGiven
-from triton_ocr.runtime.adapter import execute_each, input_array, respond
+from triton_ocr.runtime import timeouts
+from triton_ocr.runtime.adapter import bls_async, execute_each, input_array, respond
 
 
 class TritonPythonModel:
     def initialize(self, args):
         config = args["model_config"]
-        self.limits, self.detector = step_settings(DETECTION_PREPROCESSING, config)
+        repository = Repository.of_model(args)
+        self.settings = repository.pipeline_settings()
+        self.timeout_s = repository.bls().bls_timeout_s
+        self.page_classifier = repository.classifier(PAGE_ORIENTATION)
+        self.detector_input, self.detector_outputs = repository.detector_tensors()
         (self.input_name,) = tensor_names(config, "input")
         self.output_names = tensor_names(config, "output")
+
+    async def classify_page(self, looks):
+        c = self.page_classifier
+        (probabilities,) = await bls_async(
+            PAGE_ORIENTATION, {c.input: looks}, [c.output], self.timeout_s
+        )
+        return probabilities
+
+    async def detect(self, tensor):
+        inputs = {self.detector_input: tensor}
+        return await bls_async(TEXT_DETECTION, inputs, self.detector_outputs, self.timeout_s)
 
     def execute(self, requests):
         return execute_each(requests, self._run)
@@ -32,7 +52,12 @@ class TritonPythonModel:
             )
         data = input_array(request, self.input_name).tobytes()
         try:
-            prepared = prepare(data, self.limits, self.detector)
+            image = decode_image(data, self.settings.limits)
         except DocumentGiven as exc:  # the guide's contract is one image per call
             raise InvalidRequest(DOCUMENT_REFUSED.format(what=exc.what)) from exc
-        return respond(self.output_names, [prepared.detector_input, prepared.image])
+        # the ensemble's text_detection step runs on the page as turned (a turned page's maps,
+        # found here to check the turn, are found again there)
+        upright = timeouts.run(turn_page(image, self.settings, self.classify_page, self.detect))
+        prepared = prepare_image(upright.image, self.settings.detector_input)
+        rotation = np.array([upright.rotation], np.int32)
+        return respond(self.output_names, [prepared.detector_input, prepared.image, rotation])

@@ -19,9 +19,9 @@ from triton_ocr import contract
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.config.requests import with_overrides
-from triton_ocr.contract import OCR_MODEL, TEXT_DETECTION, TEXT_RECOGNITION
+from triton_ocr.contract import OCR_MODEL, PAGE_ORIENTATION, TEXT_DETECTION, TEXT_RECOGNITION
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.pipeline import open_pages, read_page_async
+from triton_ocr.pipeline import Networks, open_pages, read_page_async
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.runtime import timeouts
@@ -68,6 +68,8 @@ class TritonPythonModel:
         self.detector_input, self.detector_outputs = repository.detector_tensors()
         self.recognizer_input, self.best_path = repository.recognizer_tensors()
         self.classifier = repository.classifier()
+        self.page_classifier = repository.classifier(PAGE_ORIENTATION)
+        self.networks = Networks(self.detect, self.recognize, self.classify, self.classify_page)
 
     async def detect(self, tensor):
         inputs = {self.detector_input: tensor}
@@ -79,6 +81,13 @@ class TritonPythonModel:
 
     async def classify(self, inputs):
         return await bls_classify_orientation(self.classifier, inputs, self.timeout_s)
+
+    async def classify_page(self, looks):
+        c = self.page_classifier
+        (probabilities,) = await bls_async(
+            PAGE_ORIENTATION, {c.input: looks}, [c.output], self.timeout_s
+        )
+        return probabilities
 
     async def read_all(self, items: np.ndarray, settings: PipelineSettings) -> list[PageRead]:
         """Every page of every item, in request order. A document's page that cannot be read
@@ -112,9 +121,7 @@ class TritonPythonModel:
                         timed_out = isinstance(exc, PageTimeout)
                         size = (0, 0) if timed_out else await page_size(reader, page)
                         return PageRead(index, page, size, error=str(exc))
-                    texts = await read_page_async(
-                        image, settings, self.detect, self.recognize, self.classify
-                    )
+                    texts = await read_page_async(image, settings, self.networks)
                     return PageRead(index, page, (image.shape[1], image.shape[0]), texts)
 
             calls = (read(i, p) for i, p in pages)
@@ -142,11 +149,14 @@ class TritonPythonModel:
 
 
 def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
-    """The pages' texts as the `ocr` outputs by name (contract): per line, per page, per word."""
+    """The pages' texts as the `ocr` outputs by name (contract): per line, per page, per word,
+    per block."""
     results = [page.texts for page in pages]
     counts = [len(r.texts) for r in results]
     words = [r.words or Words.empty() for r in results]
     first_line = np.cumsum([0, *counts[:-1]])  # each page's first line among all the lines
+    blocks = [len(r.block_quads) for r in results]
+    first_block = np.cumsum([0, *blocks[:-1]])
     items = np.array([page.item for page in pages], dtype=np.int32)
     numbers = np.array([page.page for page in pages], dtype=np.int32)
     empty = Texts.empty()
@@ -159,12 +169,21 @@ def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
         contract.OCR_OUTPUT_PAGE_IMAGE: items,
         contract.OCR_OUTPUT_PAGE_SIZE: np.array([p.size for p in pages], np.int32).reshape(-1, 2),
         contract.OCR_OUTPUT_PAGE_ERROR: encoded([page.error for page in pages]),
+        contract.OCR_OUTPUT_PAGE_ROTATION: np.array([r.rotation for r in results], np.int32),
         contract.OCR_OUTPUT_WORD_TEXT: encoded([t for w in words for t in w.texts]),
         contract.OCR_OUTPUT_WORD_POLYGONS: np.concatenate([w.quads for w in words]),
         contract.OCR_OUTPUT_WORD_SCORES: np.concatenate([w.scores for w in words]),
         contract.OCR_OUTPUT_WORD_LINE: np.concatenate(
             [w.lines + first for w, first in zip(words, first_line, strict=True)]
         ).astype(np.int32),
+        contract.OCR_OUTPUT_LINE_BLOCK: np.concatenate(
+            [r.line_block + first for r, first in zip(results, first_block, strict=True)]
+            or [empty.line_block]
+        ).astype(np.int32),
+        contract.OCR_OUTPUT_BLOCK_POLYGONS: np.concatenate(
+            [r.block_quads for r in results] or [empty.block_quads]
+        ).astype(np.float32),
+        contract.OCR_OUTPUT_BLOCK_PAGE: np.repeat(np.arange(len(pages), dtype=np.int32), blocks),
     }
 
 

@@ -53,6 +53,7 @@ def recorded_inputs(
     det_in, det_out = repository.detector_tensors()
     rec_in, best_path = repository.recognizer_tensors()
     orientation = repository.classifier()
+    page = repository.classifier(contract.PAGE_ORIENTATION)
     calls: dict[str, list[dict[str, np.ndarray]]] = {m: [] for m in contract.NETWORKS}
 
     def call(model: str, wanted: Sequence[str], feeds: dict[str, np.ndarray]) -> list:
@@ -71,9 +72,12 @@ def recorded_inputs(
             for x in inputs
         ]
 
+    def classify_page(looks):
+        return call(contract.PAGE_ORIENTATION, [page.output], {page.input: looks})[0]
+
     settings = repository.pipeline_settings()
     for data in images:
-        read_image(data, settings, detect, recognize, classify)
+        read_image(data, settings, detect, recognize, classify, classify_page)
     return calls
 
 

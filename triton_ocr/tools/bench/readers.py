@@ -24,23 +24,23 @@ from triton_ocr.tools.workload import ReadOne
 
 
 def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
-    """Detector, recognizer and classifier on the runtime and parameters their configs name
-    (what the server runs), each with `threads` threads."""
+    """Page classifier, detector, recognizer and line classifier on the runtime and parameters
+    their configs name (what the server runs), each with `threads` threads."""
 
     def engine(model: str) -> Engine:
         config = repository.config_dict(model)
         return open_engine(config, repository.model_file(model), threads=threads)
 
-    models = (contract.TEXT_DETECTION, contract.TEXT_RECOGNITION, contract.TEXT_ORIENTATION)
-    return tuple(engine(model) for model in models)
+    return tuple(engine(model) for model in contract.NETWORKS)
 
 
 def floor_reader(repository: Repository, settings: PipelineSettings, threads: int) -> ReadOne:
     """The whole pipeline in-process (pipeline.read_image): no server, the compute floor."""
-    detector, recognizer, classifier = network_engines(repository, threads)
+    page_classifier, detector, recognizer, classifier = network_engines(repository, threads)
     det_in, det_out = repository.detector_tensors()
     rec_in, best_path = repository.recognizer_tensors()
     orientation = repository.classifier()
+    page = repository.classifier(contract.PAGE_ORIENTATION)
 
     def detect(tensor):
         return detector.run(det_out, {det_in: tensor})
@@ -51,7 +51,10 @@ def floor_reader(repository: Repository, settings: PipelineSettings, threads: in
     def classify(inputs):
         return [classifier.run([orientation.output], {orientation.input: x})[0] for x in inputs]
 
-    return lambda data: read_image(data, settings, detect, recognize, classify)
+    def classify_page(looks):
+        return page_classifier.run([page.output], {page.input: looks})[0]
+
+    return lambda data: read_image(data, settings, detect, recognize, classify, classify_page)
 
 
 def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings) -> ReadOne:
@@ -76,7 +79,7 @@ def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings
         maps = infer(
             contract.TEXT_DETECTION, detector_input, prepared.detector_input, detector_outputs
         )
-        found = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input)
+        found = locate(maps, prepared.image, s.lines, s.boxes, s.recognizer_input, s.blocks)
         if not found.rows:
             return Texts.empty()
         # every crop padded to the widest one, in as few calls as max_batch_size allows
@@ -91,10 +94,13 @@ def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings
     return read
 
 
-def served_reader(url: str, protocol: str, model: str) -> ReadOne:
+def served_reader(
+    url: str, protocol: str, model: str, parameters: dict[str, str] | None = None
+) -> ReadOne:
+    """One of the server's entry points; `parameters`: the `ocr` model's request parameters."""
     client = OcrClient(url, protocol)
     if model == contract.OCR_MODEL:
-        return lambda data: client.read_many([data])
+        return lambda data: client.read_many([data], **(parameters or {}))
     return client.read
 
 

@@ -20,6 +20,8 @@ from .readers import compare_entry_points, served_reader, tutorial_reader
 from .report import chart, environment, model_statistics, print_table, summarize
 from .worker import FreshProcess
 
+UNTURNED = "ocr page_orientation=off"  # the row name of `ocr` read without page orientation
+
 
 @dataclass(frozen=True)
 class BenchOptions:
@@ -70,6 +72,8 @@ def run_benchmark(options: BenchOptions) -> dict:
         for protocol in ("http", "grpc")
         for conc in options.concurrencies
     ]
+    # what page orientation costs: `ocr` with it off, beside the rows with it on (the default)
+    unturned = [Row(f"{UNTURNED} grpc", conc) for conc in options.concurrencies]
     http, grpc, metrics = free_ports(3)
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=pack)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
@@ -88,7 +92,10 @@ def run_benchmark(options: BenchOptions) -> dict:
         for row in served:
             model, protocol = row.name.split()
             readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
-        rows = [a, b, c, *served]
+        readers[unturned[0].name] = lambda: served_reader(
+            urls["grpc"], "grpc", contract.OCR_MODEL, {contract.PAGE_ORIENTATION_PARAMETER: "off"}
+        )
+        rows = [a, b, c, *served, *unturned]
         for row in rows[2:]:  # warm up every path once (sessions, connections, server caches)
             readers[row.name]()(images[0])
         for round_index in range(options.rounds):
@@ -111,6 +118,11 @@ def run_benchmark(options: BenchOptions) -> dict:
     )
     first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
     summary = summarize(rows, a, b)
+    on = {r.concurrency: r for r in served if r.name == f"{contract.OCR_MODEL} grpc"}
+    # throughput lost to page orientation (classifier call, turn checks), per concurrency
+    orientation_cost = {
+        str(r.concurrency): 1 - on[r.concurrency].throughput / r.throughput for r in unturned
+    }
     match = a.throughput / alone if alone else float("nan")
     result = {
         "command": " ".join(sys.argv),
@@ -121,6 +133,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         "first_request_s": first_request,
         "steady_first_image_ocr_grpc_c1_s": first_image_steady,
         "rows": summary,
+        "page_orientation_cost": orientation_cost,
         "row_a_alone": {
             "images_per_s": alone,  # the mean of the runs before and after
             "before_images_per_s": alone_before.throughput,
@@ -148,6 +161,8 @@ def run_benchmark(options: BenchOptions) -> dict:
     print("\nper model (Triton statistics): requests, mean ms queued / computing")
     for name, s in sorted(stats.items()):
         print(f"  {name:28} {s['requests']:>6} {s['queue_ms']:8.1f} {s['compute_infer_ms']:8.1f}")
+    costs = ", ".join(f"c={c}: {cost:+.1%}" for c, cost in orientation_cost.items())
+    print(f"\npage orientation costs `ocr` (grpc) {costs} of its throughput with it off")
     print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
     for diff in differences:
         print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")

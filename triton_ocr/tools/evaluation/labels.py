@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from triton_ocr.postprocessing.geometry import turned_back
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.settings import ImageLimits
 
@@ -33,6 +34,7 @@ class Sample:
     labels: tuple[Label, ...]
     complete: bool  # False: some legible text is unlabelled, precision is not meaningful
     rotation: int = 0  # degrees clockwise the image is turned before it is read (boxes are)
+    reading_order: bool = False  # the labels are the page's lines in the order people read them
 
     @property
     def name(self) -> str:
@@ -60,7 +62,8 @@ def _box(points) -> np.ndarray:
 
 
 def load_manifest(folder: Path) -> list[Sample]:
-    """`folder/manifest.json` entries: file, kind, text, optional boxes, care, complete."""
+    """`folder/manifest.json` entries: file, kind, text, optional boxes, care, complete,
+    reading_order."""
     samples = []
     for entry in json.loads((folder / "manifest.json").read_text()):
         texts = entry["text"]
@@ -72,8 +75,9 @@ def load_manifest(folder: Path) -> list[Sample]:
             Label(t, None if b is None else _box(b), bool(c) and t != DONT_CARE)
             for t, b, c in zip(texts, boxes, care, strict=True)
         )
+        complete, ordered = entry.get("complete", True), entry.get("reading_order", False)
         samples.append(
-            Sample(folder / entry["file"], entry["kind"], labels, entry.get("complete", True))
+            Sample(folder / entry["file"], entry["kind"], labels, complete, reading_order=ordered)
         )
     return samples
 
@@ -112,17 +116,6 @@ def load_icdar(folder: Path) -> list[Sample]:
     return samples
 
 
-def rotate_point(points: np.ndarray, degrees: int, width: int, height: int) -> np.ndarray:
-    """[..., 2] x, y on a width x height image -> the same points once it is turned clockwise."""
-    x, y = points[..., 0], points[..., 1]
-    turned = {
-        90: (height - y, x),
-        180: (width - x, height - y),
-        270: (y, width - x),
-    }[degrees]
-    return np.stack(turned, axis=-1).astype(np.float32)
-
-
 def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
     """The set as if every image had been photographed turned by `degrees` clockwise: tests
     orientation handling on the same labels (a general check, no new labels needed)."""
@@ -136,7 +129,8 @@ def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
         labels = tuple(
             label
             if label.box is None
-            else dataclasses.replace(label, box=rotate_point(label.box, degrees, width, height))
+            # a label of the upright image lands where turned_back puts it on the turned one
+            else dataclasses.replace(label, box=turned_back(label.box, degrees, (height, width)))
             for label in sample.labels
         )
         turned.append(dataclasses.replace(sample, labels=labels, rotation=degrees))

@@ -30,6 +30,7 @@ from shapely.geometry import Polygon
 from .labels import Sample
 
 MATCH_IOU = 0.5
+ORDER_MATCH = 0.6  # a label line's output line: the most similar one, at least this similar
 DONT_CARE_COVER = 0.5  # a prediction this much inside a do-not-care region is ignored
 
 
@@ -213,3 +214,31 @@ def summary(counts: Counts) -> dict[str, float | None]:
     recall, precision = ratio(c.boxes_matched, c.boxes), ratio(c.boxes_matched, c.predicted_boxes)
     out |= {"det_recall": recall, "det_precision": precision, "det_hmean": f1(precision, recall)}
     return out
+
+
+def line_positions(truth: Sequence[str], predicted: Sequence[str]) -> list[int | None]:
+    """For each label line, the index of the output line it was read as: the most similar
+    unused one (normalised Levenshtein similarity of at least ORDER_MATCH; the earliest of
+    equals, so repeated texts pair up in turn), or None when none is similar enough."""
+    outputs = [normalize(text) for text in predicted]
+    used: set[int] = set()
+    positions: list[int | None] = []
+    for text in map(normalize, truth):
+        best, best_score = None, ORDER_MATCH
+        for index, output in enumerate(outputs):
+            score = Levenshtein.normalized_similarity(text, output) if text else 0.0
+            if index not in used and score > best_score + 1e-9:
+                best, best_score = index, score
+        if best is not None:
+            used.add(best)
+        positions.append(best)
+    return positions
+
+
+def reading_order_pairs(truth: Sequence[str], predicted: Sequence[str]) -> tuple[int, int]:
+    """(pairs kept in order, pairs) over every pair of label lines found in the output: the
+    reading-order score of a page whose labels are in reading order is their ratio."""
+    found = [p for p in line_positions(truth, predicted) if p is not None]
+    pairs = len(found) * (len(found) - 1) // 2
+    kept = sum(1 for i, a in enumerate(found) for b in found[i + 1 :] if a < b)
+    return kept, pairs

@@ -10,7 +10,17 @@ from pathlib import Path
 import numpy as np
 
 from .labels import Sample
-from .metrics import Counts, found_in, normalize, score_image, score_word, summary, tokens
+from .metrics import (
+    Counts,
+    found_in,
+    normalize,
+    ratio,
+    reading_order_pairs,
+    score_image,
+    score_word,
+    summary,
+    tokens,
+)
 
 # encoded image -> (texts, quads [N, 4, 2]) in reading order
 Reader = Callable[[bytes], tuple[list[str], np.ndarray]]
@@ -46,10 +56,12 @@ def read_all(samples: Sequence[Sample], reader: Reader) -> list[ImageResult]:
 
 def report(results: Sequence[ImageResult]) -> dict:
     """Word-crop accuracy and CER; string/token/detection scores of scenes and documents
-    (together and per kind); one row per image."""
+    (together and per kind); the reading-order score of the pages labelled in reading order;
+    one row per image."""
     words = [r for r in results if r.sample.kind == "word"]
     word_scores = [score_word(r.sample, r.texts) for r in words]
     per_kind: dict[str, Counts] = {}
+    order = {"images": 0, "kept": 0, "pairs": 0}
     rows = []
     for r in results:
         row = {
@@ -65,6 +77,12 @@ def report(results: Sequence[ImageResult]) -> dict:
             row["tokens"] = [counts.tokens_found, counts.tokens]
             row["exact"] = [counts.strings_exact, counts.strings]
             row["words"] = [counts.words_found, counts.words]
+        if r.sample.reading_order:
+            kept, pairs = reading_order_pairs([label.text for label in r.sample.cared], r.texts)
+            order["images"] += 1
+            order["kept"] += kept
+            order["pairs"] += pairs
+            row["order"] = [kept, pairs]
         rows.append(row)
     pages = sum(per_kind.values(), Counts())
     return {
@@ -76,6 +94,7 @@ def report(results: Sequence[ImageResult]) -> dict:
         },
         "scenes_and_documents": summary(pages),
         "per_kind": {kind: summary(c) for kind, c in sorted(per_kind.items())},
+        "reading_order": {**order, "score": ratio(order["kept"], order["pairs"])},
         "images": rows,
     }
 
@@ -114,6 +133,12 @@ def print_report(name: str, result: dict) -> None:
     groups = {"scenes+documents": result["scenes_and_documents"], **result["per_kind"]}
     for group, scores in groups.items():
         print(f"{group:>20} " + " ".join(f"{_fmt(scores[k]):>6}" for k in keys))
+    order = result.get("reading_order") or {}
+    if order.get("images"):
+        print(
+            f"reading order: {_fmt(order['score'])} of {order['pairs']} label line pairs kept "
+            f"in order ({order['images']} pages labelled in reading order)"
+        )
     misses = [row for row in result["images"] if row["missed"]]
     if misses:
         print("misses:")

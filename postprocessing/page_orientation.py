@@ -1,0 +1,44 @@
+"""The page classifier's four looks and the detected lines -> the page's turn.
+
+The classifier's labels are the degrees a page's content was turned clockwise (0, 90, 180,
+270); look k saw the page turned k more quarters, so its label k + t speaks for turn t. The
+mean of the four looks is the turn's score. A turn is only taken when the text agrees: once
+turned, most lines must lie level (a sideways page's lines are tall boxes; an upright photo the
+classifier misreads keeps its level lines level only at 0 degrees).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from triton_ocr.settings import PageOrientation
+
+from .geometry import quad_size
+
+QUARTER_TURNS = (0, 90, 180, 270)
+ELONGATED = 1.5  # a box this many times longer one way than the other shows its direction
+
+
+def turn_scores(looks: np.ndarray) -> np.ndarray:
+    """[4, 4] class probabilities of the four looks -> [4] the mean score of each turn."""
+    n = len(QUARTER_TURNS)
+    return np.array([np.mean([looks[k][(t + k) % n] for k in range(n)]) for t in range(n)])
+
+
+def proposed_turn(looks: np.ndarray, page: PageOrientation) -> int:
+    """The turn (degrees clockwise) the classifier's looks agree on, 0 when none scores
+    `page_turn_score` or the mode is off."""
+    if page.page_orientation == "off":
+        return 0
+    scores = turn_scores(looks)
+    best = int(np.argmax(scores))
+    return QUARTER_TURNS[best] if scores[best] >= page.page_turn_score else 0
+
+
+def lines_level(quads: np.ndarray, page: PageOrientation) -> bool:
+    """At least `page_lines_share` of the clearly elongated boxes are wider than tall (False when no
+    box shows a direction: no evidence for a turn)."""
+    sizes = [quad_size(q) for q in quads]
+    wide = sum(1 for w, h in sizes if w >= ELONGATED * h)
+    tall = sum(1 for w, h in sizes if h >= ELONGATED * w)
+    return wide + tall > 0 and wide >= page.page_lines_share * (wide + tall)
