@@ -1,9 +1,9 @@
 """hOCR output: one XHTML file per document, as Tesseract and hocr-tools write it.
 
-Each page is an `ocr_page` (its image, its size, its number, its `textangle` when it came
-turned), each block an `ocr_carea` holding one `ocr_par`, each line an `ocr_line`, each word an
-`ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox` (integer
-pixels of the page, clamped to it) and, for lines and words, `x_wconf` (confidence, 0-100). A
+Each page is an `ocr_page` (its image, its size, its number), each block an `ocr_carea` holding
+one `ocr_par`, each line an `ocr_line` (with its `textangle` when the page came turned), each
+word an `ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox`
+(integer pixels of the page, clamped to it) and, for lines and words, `x_wconf` (0-100). A
 line read without word boxes holds one `ocrx_word` with the line's text and box, so tools that
 collect words still get every text. Spec: https://kba.github.io/hocr-spec/1.2/
 
@@ -104,9 +104,6 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     number = page.number + 1
     properties = [] if source is None else ['image "{}"'.format(source.replace('"', '\\"'))]
     properties += [f"bbox 0 0 {page.width} {page.height}", f"ppageno {page.number}"]
-    rotation = getattr(page, "rotation", 0)
-    if rotation:  # hOCR's textangle: counter-clockwise degrees of the text on the page
-        properties.append(f"textangle {(360 - rotation) % 360}")
     page_title = escape("; ".join(properties), double_quotes=False)
     out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
     if getattr(page, "error", ""):  # a page the server could not read: why, for a reader
@@ -130,11 +127,11 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
 def line_hocr(line: LineLike, page: PageLike, counts: dict[str, int]) -> list[str]:
     number = page.number + 1
     counts["line"] += 1
-    box = bbox_of(line.polygon, page.width, page.height)
-    out = [
-        f"<span class='ocr_line' id='line_{number}_{counts['line']}' "
-        f"title='{title(box, line.score)}'>"
-    ]
+    box = title(bbox_of(line.polygon, page.width, page.height), line.score)
+    rotation = getattr(page, "rotation", 0)
+    if rotation:  # as Tesseract writes it: the text's counter-clockwise angle on the page
+        box += f"; textangle {(360 - rotation) % 360}"
+    out = [f"<span class='ocr_line' id='line_{number}_{counts['line']}' title='{box}'>"]
     for word in list(line.words) or [line]:  # without word boxes: the line as one word
         counts["word"] += 1
         word_box = bbox_of(word.polygon, page.width, page.height)

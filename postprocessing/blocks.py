@@ -12,7 +12,8 @@ median line height. At each region, in this order:
    caption may cross (it goes to the side of its centre). Both sides must be columns of text
    (their median line that long too): a receipt's prices and a grid's cells are shorter, so
    their rows read across. A headline across the gutter (taller than body text, or set apart
-   by a paragraph gap) spans the columns and keeps them under it;
+   by a paragraph gap, and not set into the columns like a pull quote) spans the columns: the
+   region is cut under it at the first gap across, however narrow, so it reads before them;
 3. horizontal gaps of `paragraph_gap` split the rest, top to bottom;
 4. what cannot be cut is a block: its lines top to bottom, those on one row left to right.
 """
@@ -78,26 +79,45 @@ def gutters(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
     return found
 
 
-def spanned(box: np.ndarray, start: float, end: float, blocks: Blocks, height: float) -> bool:
-    """Whether a line reaching a line of text's length into both sides of the gutter [start,
-    end] spans the columns: a headline (taller than body text) or a full-width line set apart
-    from the columns by a paragraph gap. A body-sized box within their flow is two columns'
-    lines the detector merged, and spans nothing."""
+def spanning(box: np.ndarray, start: float, end: float, blocks: Blocks, height: float) -> list[int]:
+    """The lines that span the columns beside the gutter [start, end]: reaching a line of text's
+    length into both sides, taller than body text (a headline) or set apart from the columns by
+    a paragraph gap (a full-width paragraph), with no column text beside them on both sides (a
+    pull quote set into the columns spans nothing). A body-sized box within the columns' flow
+    is two of their lines the detector merged: it spans nothing either."""
     reach = blocks.column_min_width * height
     crossing = np.flatnonzero((box[:, 0] <= start - reach) & (box[:, 2] >= end + reach))
+    found = []
     for i in crossing:
         top, bottom = box[i, 1], box[i, 3]
-        if bottom - top > HEADLINE * height:
-            return True
+        beside = (box[:, 1] < bottom) & (box[:, 3] > top)
+        if np.any(beside & (box[:, 2] <= box[i, 0])) and np.any(beside & (box[:, 0] >= box[i, 2])):
+            continue  # set into the columns
         over = (box[:, 0] < box[i, 2]) & (box[:, 2] > box[i, 0])
         above = top - box[over & (box[:, 3] <= top), 3]
         below = box[over & (box[:, 1] >= bottom), 1] - bottom
         gap = blocks.paragraph_gap * height
-        apart_above = len(above) > 0 and above.min() >= gap
-        apart_below = len(below) > 0 and below.min() >= gap
-        if apart_above or apart_below:
-            return True
-    return False
+        apart = (len(above) > 0 and above.min() >= gap) or (len(below) > 0 and below.min() >= gap)
+        if bottom - top > HEADLINE * height or apart:
+            found.append(int(i))
+    return found
+
+
+def under_headlines(region: Region, spans: list[int]) -> list[Region]:
+    """`region` cut under the spanning lines at its top and above those at its bottom, at the
+    first gap across it, however narrow ([] when no such gap parts them from the columns)."""
+    box = region.box
+    middle = np.median((box[:, 1] + box[:, 3]) / 2)
+    rows = gaps(box[:, 1], box[:, 3])
+    at = []
+    tops = [box[i, 3] for i in spans if box[i, 3] <= middle]
+    if tops:  # the first gap below the lowest of them
+        at += [(a + b) / 2 for a, b in rows if a >= max(tops) - 1][:1]
+    bottoms = [box[i, 1] for i in spans if box[i, 1] > middle]
+    if bottoms:  # the last gap above the highest of them
+        at += [(a + b) / 2 for a, b in rows if b <= min(bottoms) + 1][-1:]
+    parts = split(region, 1, sorted(set(at))) if at else []
+    return parts if len(parts) > 1 else []
 
 
 def split(region: Region, axis: int, at: list[float]) -> list[Region]:
@@ -135,16 +155,17 @@ def cut(region: Region, blocks: Blocks, height: float) -> list[Region]:
     # gutters run between lines of text: short pieces (a caption, a page number) may cross one
     long = box[:, 2] - box[:, 0] >= blocks.column_min_width * height
     found = gutters(box[long, 0], box[long, 2]) if long.sum() > 1 else []
-    columns = [
-        (start, end)
-        for start, end in found
-        if end - start >= blocks.column_gap * height
-        and not spanned(box, start, end, blocks, height)
-    ]
+    columns = [(start, end) for start, end in found if end - start >= blocks.column_gap * height]
     for start, end in sorted(columns, key=lambda g: g[0] - g[1]):  # 2. widest gap first
         left, right = split(region, 0, [(start + end) / 2])
-        if not short(left, blocks, height) and not short(right, blocks, height):
+        if short(left, blocks, height) or short(right, blocks, height):
+            continue
+        spans = spanning(box, start, end, blocks, height)
+        if not spans:
             return [*cut(left, blocks, height), *cut(right, blocks, height)]
+        parts = under_headlines(region, spans)  # a headline over the columns reads first
+        if parts:
+            return [block for part in parts for block in cut(part, blocks, height)]
     if rows:  # 3. paragraphs
         parts = split(region, 1, [(a + b) / 2 for a, b in rows])
         return [block for part in parts for block in cut(part, blocks, height)]

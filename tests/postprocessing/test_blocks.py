@@ -121,3 +121,24 @@ def test_no_lines_no_blocks_and_block_boxes_hold_their_lines():
     quads = np.array([quad(10, 10, 50, 30), quad(20, 40, 90, 60)], np.float32)
     (box,) = block_boxes(quads, np.array([0, 0]), 1)
     assert box.tolist() == quad(10, 10, 90, 60)
+
+
+def test_a_headline_close_over_the_columns_still_reads_first():
+    """A big headline sits a hair above the columns (the detector's boxes of large text grow
+    into the gap): it is cut off at the narrowest gap across the page."""
+    page = [("headline", quad(40, 20, 860, 80))]  # three line heights tall
+    page += column("L", 40, 440, 83, 8) + column("R", 480, 860, 83, 8)
+    names, _ = read(page, shuffle=9)
+    assert names == ["headline"] + [f"L{k}" for k in range(8)] + [f"R{k}" for k in range(8)]
+
+
+def test_a_pull_quote_set_into_the_columns_does_not_join_them():
+    """Both columns run beside the quote, so it spans nothing: the columns read one after the
+    other (the quote goes with the side of its centre)."""
+    page = column("l", 40, 200, 40, 4) + column("r", 700, 860, 40, 4)  # narrowed by the quote
+    page += [(f"quote{k}", quad(240, 40 + 30 * k, 660, 64 + 30 * k)) for k in range(3)]
+    page += column("L", 40, 440, 40 + 4 * 26, 8) + column("R", 480, 860, 40 + 4 * 26, 8)
+    names, _ = read(page, shuffle=10)
+    left = [f"l{k}" for k in range(4)] + [f"L{k}" for k in range(8)]
+    right = [f"r{k}" for k in range(4)] + [f"R{k}" for k in range(8)]
+    assert [n for n in names if not n.startswith("quote")] == left + right

@@ -37,3 +37,17 @@ def test_ratios_are_throughput_over_the_baselines():
     assert by_name["ocr grpc"]["vs_A"] == pytest.approx(2.5)
     assert by_name["ocr grpc"]["vs_B"] == pytest.approx(1.25)
     assert by_name["A"]["p50_ms"] == pytest.approx(200)
+
+
+def test_paired_readers_take_turns_image_by_image():
+    from triton_ocr.tools.workload import paired_seconds
+
+    seen = []
+    readers = {name: (lambda data, name=name: seen.append((name, data))) for name in ("on", "off")}
+    total = paired_seconds(readers, [b"1", b"2", b"3"], rounds=2)
+    assert set(total) == {"on", "off"} and all(t >= 0 for t in total.values())
+    assert seen[:6] == [("on", b"1"), ("off", b"1"), ("off", b"2"), ("on", b"2")] + [
+        ("on", b"3"),
+        ("off", b"3"),
+    ]
+    assert len(seen) == 12

@@ -78,3 +78,19 @@ def run_row(
             row.latencies.extend(times)
     row.wall += time.perf_counter() - start
     row.images += len(images) if count is None else count
+
+
+def paired_seconds(readers: dict[str, ReadOne], images: Sequence[bytes], rounds: int) -> dict:
+    """Each reader's total seconds over `rounds` passes of the images, sent one at a time and
+    image by image in turn (the order rotating every image), so that the machine's drift
+    during the run falls on every reader alike."""
+    names = list(readers)
+    total = dict.fromkeys(names, 0.0)
+    for round_index in range(rounds):
+        for index, data in enumerate(images):
+            shift = (round_index + index) % len(names)
+            for name in names[shift:] + names[:shift]:
+                start = time.perf_counter()
+                readers[name](data)
+                total[name] += time.perf_counter() - start
+    return total

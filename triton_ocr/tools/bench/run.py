@@ -14,13 +14,11 @@ from pathlib import Path
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.tools.reference import reference_for
-from triton_ocr.tools.workload import ReadOne, Row, bench_images, run_row
+from triton_ocr.tools.workload import ReadOne, Row, bench_images, paired_seconds, run_row
 
 from .readers import compare_entry_points, served_reader, tutorial_reader
 from .report import chart, environment, model_statistics, print_table, summarize
 from .worker import FreshProcess
-
-UNTURNED = "ocr page_orientation=off"  # the row name of `ocr` read without page orientation
 
 
 @dataclass(frozen=True)
@@ -72,8 +70,6 @@ def run_benchmark(options: BenchOptions) -> dict:
         for protocol in ("http", "grpc")
         for conc in options.concurrencies
     ]
-    # what page orientation costs: `ocr` with it off, beside the rows with it on (the default)
-    unturned = [Row(f"{UNTURNED} grpc", conc) for conc in options.concurrencies]
     http, grpc, metrics = free_ports(3)
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=pack)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
@@ -92,10 +88,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         for row in served:
             model, protocol = row.name.split()
             readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
-        readers[unturned[0].name] = lambda: served_reader(
-            urls["grpc"], "grpc", contract.OCR_MODEL, {contract.PAGE_ORIENTATION_PARAMETER: "off"}
-        )
-        rows = [a, b, c, *served, *unturned]
+        rows = [a, b, c, *served]
         for row in rows[2:]:  # warm up every path once (sessions, connections, server caches)
             readers[row.name]()(images[0])
         for round_index in range(options.rounds):
@@ -109,6 +102,16 @@ def run_benchmark(options: BenchOptions) -> dict:
                     f"{row.throughput:.2f} img/s",
                     file=sys.stderr,
                 )
+        # what page orientation costs: `ocr` with it on (the default) and off, image by image
+        off = {contract.PAGE_ORIENTATION_PARAMETER: "off"}
+        paired = paired_seconds(
+            {
+                "on": served_reader(urls["grpc"], "grpc", contract.OCR_MODEL),
+                "off": served_reader(urls["grpc"], "grpc", contract.OCR_MODEL, off),
+            },
+            images,
+            options.rounds,
+        )
         stats = model_statistics(urls["http"])
         differences = compare_entry_points(urls["grpc"], named_images)
     alone_after = run_alone("after")
@@ -118,10 +121,12 @@ def run_benchmark(options: BenchOptions) -> dict:
     )
     first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
     summary = summarize(rows, a, b)
-    on = {r.concurrency: r for r in served if r.name == f"{contract.OCR_MODEL} grpc"}
-    # throughput lost to page orientation (classifier call, turn checks), per concurrency
+    # throughput lost to page orientation (the classifier's call, a proposed turn's checks)
     orientation_cost = {
-        str(r.concurrency): 1 - on[r.concurrency].throughput / r.throughput for r in unturned
+        "images": len(images) * options.rounds,
+        "on_images_per_s": len(images) * options.rounds / paired["on"],
+        "off_images_per_s": len(images) * options.rounds / paired["off"],
+        "cost": 1 - paired["off"] / paired["on"],
     }
     match = a.throughput / alone if alone else float("nan")
     result = {
@@ -161,8 +166,12 @@ def run_benchmark(options: BenchOptions) -> dict:
     print("\nper model (Triton statistics): requests, mean ms queued / computing")
     for name, s in sorted(stats.items()):
         print(f"  {name:28} {s['requests']:>6} {s['queue_ms']:8.1f} {s['compute_infer_ms']:8.1f}")
-    costs = ", ".join(f"c={c}: {cost:+.1%}" for c, cost in orientation_cost.items())
-    print(f"\npage orientation costs `ocr` (grpc) {costs} of its throughput with it off")
+    cost = orientation_cost
+    print(
+        f"\npage orientation: `ocr` (grpc, one image at a time, on and off image by image) "
+        f"{cost['on_images_per_s']:.2f} img/s with it, {cost['off_images_per_s']:.2f} without: "
+        f"it costs {cost['cost']:.1%} of throughput"
+    )
     print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
     for diff in differences:
         print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")
