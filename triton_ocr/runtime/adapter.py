@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-from triton_ocr.contract import TEXT_ORIENTATION
+from triton_ocr.contract import PAGE_ORIENTATION, TEXT_ORIENTATION
 from triton_ocr.errors import InvalidRequest
 from triton_ocr.runtime.timeouts import ModelTimeout, ModelUnavailable, answer_within
 
@@ -126,3 +126,11 @@ async def bls_classify_orientation(
     config.repository.ClassifierModel)."""
     results = await bls_gather(TEXT_ORIENTATION, model.input, inputs, [model.output], timeout_s)
     return [probabilities for (probabilities,) in results]
+
+
+async def bls_classify_page(model, looks: np.ndarray, timeout_s: float) -> np.ndarray:
+    """page_orientation's class probabilities of one page's looks (`model`: a
+    config.repository.ClassifierModel)."""
+    inputs = {model.input: looks}
+    (probabilities,) = await bls_async(PAGE_ORIENTATION, inputs, [model.output], timeout_s)
+    return probabilities

@@ -13,7 +13,13 @@ from triton_ocr.pipeline import prepare_image, turn_page
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.header import DocumentGiven
 from triton_ocr.runtime import timeouts
-from triton_ocr.runtime.adapter import bls_async, execute_each, input_array, respond
+from triton_ocr.runtime.adapter import (
+    bls_async,
+    bls_classify_page,
+    execute_each,
+    input_array,
+    respond,
+)
 
 
 class TritonPythonModel:
@@ -28,11 +34,7 @@ class TritonPythonModel:
         self.output_names = tensor_names(config, "output")
 
     async def classify_page(self, looks):
-        c = self.page_classifier
-        (probabilities,) = await bls_async(
-            PAGE_ORIENTATION, {c.input: looks}, [c.output], self.timeout_s
-        )
-        return probabilities
+        return await bls_classify_page(self.page_classifier, looks, self.timeout_s)
 
     async def detect(self, tensor):
         inputs = {self.detector_input: tensor}

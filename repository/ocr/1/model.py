@@ -28,6 +28,7 @@ from triton_ocr.runtime import timeouts
 from triton_ocr.runtime.adapter import (
     bls_async,
     bls_classify_orientation,
+    bls_classify_page,
     bls_gather,
     execute_each,
     input_array,
@@ -83,11 +84,7 @@ class TritonPythonModel:
         return await bls_classify_orientation(self.classifier, inputs, self.timeout_s)
 
     async def classify_page(self, looks):
-        c = self.page_classifier
-        (probabilities,) = await bls_async(
-            PAGE_ORIENTATION, {c.input: looks}, [c.output], self.timeout_s
-        )
-        return probabilities
+        return await bls_classify_page(self.page_classifier, looks, self.timeout_s)
 
     async def read_all(self, items: np.ndarray, settings: PipelineSettings) -> list[PageRead]:
         """Every page of every item, in request order. A document's page that cannot be read
