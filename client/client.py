@@ -3,8 +3,9 @@
 Arguments are files, folders (read recursively: images, PDFs and multi-page TIFFs) or `-` for a
 list of paths on stdin. Each file is one call to the `ocr` entry point (a document's pages are
 read by the server); `--concurrency N` keeps N calls in flight. Output: text (default), one
-JSON object per file (`--json`) or per page as pages finish (`--jsonl`), hOCR (`--format hocr`,
-into `--out`); `--out DIR` saves each file's .txt, .json and .hocr; `--overlay DIR` draws what
+JSON object per file (`--json`) or per page as pages finish (`--jsonl`), hOCR or ALTO (`--format
+hocr|alto`, into `--out`); `--out DIR` saves each file's .txt, .json, .alto.xml and .hocr;
+`--overlay DIR` draws what
 was found over each page. A progress bar goes to stderr when it is a terminal, a summary line
 at the end; the exit code is 1 when a file failed or a page of one could not be read (the others
 are still read, and each page's error is in every output).
@@ -42,7 +43,8 @@ from triton_ocr.client.inputs import (
 from triton_ocr.client.results import Document
 
 DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
-FORMATS = ("text", "json", "jsonl", "hocr")
+FORMATS = ("text", "json", "jsonl", "hocr", "alto")
+FILE_FORMATS = ("hocr", "alto")  # written one file per input, into --out
 OVERLAY_DPI = 200  # PDF pages drawn at this resolution, then scaled to the size the server read
 
 
@@ -68,8 +70,8 @@ class ReadOptions:
             raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.output not in FORMATS:
             raise ValueError(f"output must be one of {list(FORMATS)}, not {self.output!r}")
-        if self.output == "hocr" and self.out is None:
-            raise ValueError("--format hocr writes one file per input: give --out DIR")
+        if self.output in FILE_FORMATS and self.out is None:
+            raise ValueError(f"--format {self.output} writes one file per input: give --out DIR")
         if self.resume and self.out is None and self.output != "jsonl":
             raise ValueError("--resume needs --out DIR or --jsonl")
 
@@ -143,6 +145,7 @@ def save_outputs(out: Path, name: str, document: Document) -> None:
     texts = {
         ".txt": document.text + "\n",
         ".json": json.dumps(document.to_dict(), ensure_ascii=False, indent=1) + "\n",
+        ".alto.xml": document.to_alto(),
         ".hocr": document.to_hocr(),
     }
     for suffix in OUT_SUFFIXES:  # .hocr last: outputs_done sees all or none of them
@@ -336,7 +339,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--concurrency", type=int, default=1, help="Requests in flight.")
     parser.add_argument("--words", action="store_true", help="Word boxes too.")
-    parser.add_argument("--out", type=Path, help="Save each file's .txt, .json and .hocr here.")
+    parser.add_argument(
+        "--out", type=Path, help="Save each file's .txt, .json, .alto.xml and .hocr here."
+    )
     parser.add_argument("--overlay", type=Path, help="Save one PNG per page, results drawn.")
     parser.add_argument(
         "--overlay-font", type=Path, help="A TrueType font for the overlay (CJK: a CJK font)."

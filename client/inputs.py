@@ -21,8 +21,9 @@ IMAGE_SUFFIXES = frozenset(
 )
 DOCUMENT_SUFFIXES = frozenset({".pdf"})
 READABLE_SUFFIXES = IMAGE_SUFFIXES | DOCUMENT_SUFFIXES
-# The files --out writes for each input, beside each other: <name>.txt, .json and .hocr.
-OUT_SUFFIXES = (".txt", ".json", ".hocr")
+# The files --out writes for each input, beside each other: <name>.txt, .json, .alto.xml and
+# .hocr (written in this order: .hocr last).
+OUT_SUFFIXES = (".txt", ".json", ".alto.xml", ".hocr")
 
 
 def collect_inputs(arguments: Iterable[str], stdin: TextIO | None = None) -> list[Path]:

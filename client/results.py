@@ -159,6 +159,12 @@ class Document:
 
         return to_hocr(self.pages, self.source)
 
+    def to_alto(self) -> str:
+        """This document as one ALTO v4 XML file: pages, blocks, lines and words."""
+        from .alto import to_alto
+
+        return to_alto(self.pages, self.source)
+
 
 def as_text(value: object) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)

@@ -250,7 +250,9 @@ def read(
     url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
     protocol: str = typer.Option("http", help="http or grpc."),
     output: str = typer.Option(
-        "text", "--format", help="text, json (per file), jsonl (per page) or hocr (with --out)."
+        "text",
+        "--format",
+        help="text, json (per file), jsonl (per page), hocr or alto (with --out).",
     ),
     as_json: bool = typer.Option(False, "--json", help="--format json."),
     as_jsonl: bool = typer.Option(False, "--jsonl", help="--format jsonl: pages as they finish."),
@@ -260,7 +262,9 @@ def read(
     ),
     concurrency: int = typer.Option(1, min=1, help="Requests in flight."),
     words: bool = typer.Option(False, "--words", help="Word boxes beside the lines."),
-    out: Path = typer.Option(None, help="Save each file's .txt, .json and .hocr in this folder."),
+    out: Path = typer.Option(
+        None, help="Save each file's .txt, .json, .alto.xml and .hocr in this folder."
+    ),
     overlay: Path = typer.Option(None, help="Save one PNG per page with the results drawn."),
     overlay_font: Path = typer.Option(
         None, help="A TrueType font for the overlay's text (default: a CJK font if installed)."

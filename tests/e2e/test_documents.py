@@ -283,6 +283,12 @@ def test_read_writes_hocr_and_json_that_agree_and_resumes(server: Endpoints, fol
         assert (out / f"{name}.txt").read_text().split() == " ".join(
             line["text"] for line in lines
         ).split()
+        # ALTO beside them, word for word (its schema is checked in tests/client/test_alto.py)
+        alto = ElementTree.parse(out / f"{name}.alto.xml").getroot()
+        strings = [
+            e.get("CONTENT") for e in alto.iter("{http://www.loc.gov/standards/alto/ns-v4#}String")
+        ]
+        assert strings == [w["text"] for w in words]
     # a second run with --resume reads only what is missing
     (out / "report.hocr").unlink()
     again = run_read(str(root), "--url", server.http, "--out", str(out), "--resume", "--json",

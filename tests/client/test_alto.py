@@ -1,0 +1,86 @@
+"""ALTO v4 output: valid against the ALTO 4.4 schema, with the JSON's blocks, lines and words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from tests.conftest import ROOT
+from triton_ocr import contract
+from triton_ocr.client import parse_ocr_outputs
+
+from .outputs import LINES, PAGES, WORDS, box, ocr_outputs
+
+SCHEMAS = ROOT / "tests" / "data" / "alto"
+ALTO = "{http://www.loc.gov/standards/alto/ns-v4#}"
+
+
+class OfflineXLink(etree.Resolver):
+    """The ALTO schema imports XLink's from loc.gov: the local stand-in instead."""
+
+    def resolve(self, url, public_id, context):
+        if url.endswith("xlink.xsd"):
+            return self.resolve_filename(str(SCHEMAS / "xlink.xsd"), context)
+        return None
+
+
+@pytest.fixture(scope="module")
+def schema() -> etree.XMLSchema:
+    parser = etree.XMLParser(no_network=True)
+    parser.resolvers.add(OfflineXLink())
+    return etree.XMLSchema(etree.parse(str(SCHEMAS / "alto-4-4.xsd"), parser))
+
+
+def documents(with_blocks: bool = True):
+    outputs = ocr_outputs(LINES, PAGES, WORDS)
+    if with_blocks:
+        outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([0, 0, 1, 2], np.int32)
+        outputs[contract.OCR_OUTPUT_BLOCK_POLYGONS] = np.array(
+            [box(10, 10, 200, 90), box(20, 30, 220, 70), box(5, 6, 301, 50)], np.float32
+        )
+        outputs[contract.OCR_OUTPUT_BLOCK_PAGE] = np.array([0, 2, 3], np.int32)
+        outputs[contract.OCR_OUTPUT_PAGE_ROTATION] = np.array([90, 0, 0, 0], np.int32)
+    return parse_ocr_outputs(outputs, 2, ['scans/a "b" & c.pdf', None])
+
+
+@pytest.mark.parametrize("with_blocks", [True, False])
+def test_alto_is_valid_and_holds_every_block_line_and_word(schema, with_blocks):
+    scan, image = documents(with_blocks)
+    for document in (scan, image):
+        root = etree.fromstring(document.to_alto().encode("utf-8"))
+        schema.assertValid(root)
+    root = etree.fromstring(scan.to_alto().encode("utf-8"))
+    pages = root.findall(f".//{ALTO}Page")
+    assert [p.get("PHYSICAL_IMG_NR") for p in pages] == ["1", "2", "3"]
+    assert [(p.get("WIDTH"), p.get("HEIGHT")) for p in pages] == [("600", "800")] * 2 + [
+        ("600", "850")
+    ]
+    assert root.findtext(f".//{ALTO}fileName") == 'scans/a "b" & c.pdf'
+    blocks = [len(p.findall(f".//{ALTO}TextBlock")) for p in pages]
+    assert blocks == [1, 0, 1]  # the first page's two lines are one block (or one page's lines)
+    first = pages[0].findall(f".//{ALTO}TextLine")
+    strings = [[s.get("CONTENT") for s in line.findall(f"{ALTO}String")] for line in first]
+    assert strings == [["Invoice", "42"], ["Total:", "12", "€"]]
+    assert [len(line.findall(f"{ALTO}SP")) for line in first] == [1, 2]  # between words
+    word = first[0].find(f"{ALTO}String")
+    assert [word.get(k) for k in ("HPOS", "VPOS", "WIDTH", "HEIGHT", "WC")] == [
+        "10",
+        "10",
+        "110",
+        "30",
+        "0.980",
+    ]
+    third = pages[2].find(f".//{ALTO}TextLine")  # no word boxes: the line is one String
+    assert [s.get("CONTENT") for s in third.findall(f"{ALTO}String")] == ["Page three"]
+    assert (pages[0].get("ROTATION") == "270") == with_blocks  # came turned 90 clockwise
+
+
+def test_the_read_command_writes_alto_beside_the_others(tmp_path):
+    from triton_ocr.client.client import save_outputs
+    from triton_ocr.client.inputs import OUT_SUFFIXES, outputs_done
+
+    scan, _ = documents()
+    save_outputs(tmp_path, "scan", scan)
+    assert outputs_done(tmp_path, "scan") and ".alto.xml" in OUT_SUFFIXES
+    assert (tmp_path / "scan.alto.xml").read_text(encoding="utf-8") == scan.to_alto()
