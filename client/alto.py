@@ -14,7 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 
-from .hocr import NOT_XML, OCR_SYSTEM, LineLike, PageLike, WordLike, bbox_of
+from .hocr import NOT_XML, OCR_SYSTEM, LineLike, PageLike, WordLike, bbox_of, page_blocks
 
 NAMESPACE = "http://www.loc.gov/standards/alto/ns-v4#"
 SCHEMA_VERSION = "4.4"
@@ -56,13 +56,10 @@ def page_element(layout: ET.Element, page: PageLike) -> None:
         attributes["ROTATION"] = str((360 - rotation) % 360)
     element = ET.SubElement(layout, "Page", attributes)
     space = ET.SubElement(element, "PrintSpace", {"HPOS": "0", "VPOS": "0", **size})
-    # without blocks (ensemble_model's lines), the page's lines as one block
-    blocks = list(getattr(page, "blocks", ())) or ([page] if page.lines else [])
-    for b, block in enumerate(blocks, start=1):
-        points = getattr(block, "polygon", None) or [p for ln in block.lines for p in ln.polygon]
+    for b, (points, lines) in enumerate(page_blocks(page), start=1):
         ident = f"p{number}_b{b}"
         block_element = ET.SubElement(space, "TextBlock", {"ID": ident, **box(points, page)})
-        for n, line in enumerate(block.lines, start=1):
+        for n, line in enumerate(lines, start=1):
             text_line(block_element, line, page, f"{ident}_l{n}")
 
 

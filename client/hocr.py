@@ -100,6 +100,17 @@ def title(bbox: Bbox, score: float | None = None) -> str:
     return found if score is None else f"{found}; x_wconf {wconf(score)}"
 
 
+def page_blocks(page: PageLike) -> list[tuple[Sequence[Sequence[float]], Sequence[LineLike]]]:
+    """Each block of the page, its box and its lines; a page without blocks (ensemble_model's
+    lines, or an older server's) is one block of all its lines, boxed around them."""
+    blocks = getattr(page, "blocks", ())
+    if blocks:
+        return [(block.polygon, block.lines) for block in blocks]
+    if not page.lines:
+        return []
+    return [([point for line in page.lines for point in line.polygon], page.lines)]
+
+
 def page_hocr(page: PageLike, source: str | None) -> list[str]:
     number = page.number + 1
     properties = [] if source is None else ['image "{}"'.format(source.replace('"', '\\"'))]
@@ -108,17 +119,12 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
     if getattr(page, "error", ""):  # a page the server could not read: why, for a reader
         out.append(f"   <!-- not read: {escape(page.error).replace('--', '- -')} -->")
-    # without blocks (ensemble_model's lines), the page's lines as one block
-    blocks = list(getattr(page, "blocks", ())) or ([page] if page.lines else [])
     counts = {"line": 0, "word": 0}
-    for block_count, block in enumerate(blocks, start=1):
-        points = getattr(block, "polygon", None) or [
-            p for line in block.lines for p in line.polygon
-        ]
+    for block_count, (points, lines) in enumerate(page_blocks(page), start=1):
         box = title(bbox_of(points, page.width, page.height))
         out.append(f"   <div class='ocr_carea' id='block_{number}_{block_count}' title='{box}'>")
         out.append(f"    <p class='ocr_par' id='par_{number}_{block_count}' title='{box}'>")
-        out += [f"     {row}" for line in block.lines for row in line_hocr(line, page, counts)]
+        out += [f"     {row}" for line in lines for row in line_hocr(line, page, counts)]
         out += ["    </p>", "   </div>"]
     out.append("  </div>")
     return out

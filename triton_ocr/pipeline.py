@@ -48,6 +48,7 @@ from triton_ocr.settings import (
     Grouping,
     ImageLimits,
     Orientation,
+    PageOrientation,
     PipelineSettings,
     RecognizerInput,
     TextFilter,
@@ -138,29 +139,30 @@ def prepare_image(image: np.ndarray, detector: DetectorInput, detect: bool = Tru
 
 async def turn_page(
     image: np.ndarray,
-    settings: PipelineSettings,
+    page: PageOrientation,
+    size: ClassifierInput,
+    detector: DetectorInput,
+    lines: TextLines,
+    boxes: Boxes,
     classify_page: AsyncClassifyPage,
     detect: AsyncDetect,
 ) -> Upright:
     """Stage 1b: a page whose content came turned by 90, 180 or 270 degrees, set upright.
 
-    The page classifier proposes a turn (postprocessing.page_orientation); the turn is taken
-    when the lines detected on the turned page lie level, and then those maps are kept. An
-    upright page costs one small classifier call; a turned one, no more detection than an
-    upright one. Pre-cropped lines (single_line "always") are never turned."""
-    s = settings
-    if s.page_orientation.page_orientation == "off" or s.lines.single_line == "always":
+    The page classifier (input `size`) proposes a turn (postprocessing.page_orientation); the
+    turn is taken when the lines detected on the turned page lie level, and then those maps are
+    kept. An upright page costs one small classifier call; a turned one, in `ocr`, no more
+    detection than an upright one. Pre-cropped lines (single_line "always") are never turned."""
+    if page.page_orientation == "off" or lines.single_line == "always":
         return Upright(image, 0, None)
-    looks = await classify_page(
-        page_classifier_input(image, s.page_orientation, s.page_classifier_input)
-    )
-    turn = proposed_turn(looks, s.page_orientation)
+    looks = await classify_page(page_classifier_input(image, page, size))
+    turn = proposed_turn(looks, page)
     if turn == 0:
         return Upright(image, 0, None)
     turned = turn_upright(image, turn)
-    maps = await detect(detection_input(turned, s.detector_input))
-    found = text_boxes(maps, turned.shape[:2], s.lines, s.boxes)
-    if lines_level(found.quads, s.page_orientation):
+    maps = await detect(detection_input(turned, detector))
+    found = text_boxes(maps, turned.shape[:2], lines, boxes)
+    if lines_level(found.quads, page):
         return Upright(turned, turn, maps)
     return Upright(image, 0, None)
 
@@ -321,7 +323,16 @@ async def read_page_async(
     who sends pre-cropped lines (single_line "always") skips the detector.
     """
     s, n = settings, networks
-    upright = await turn_page(image, s, n.classify_page, n.detect)
+    upright = await turn_page(
+        image,
+        s.page_orientation,
+        s.page_classifier_input,
+        s.detector_input,
+        s.lines,
+        s.boxes,
+        n.classify_page,
+        n.detect,
+    )
     page = upright.image
     detect_lines = s.lines.single_line != "always"
     maps = upright.maps

@@ -89,8 +89,7 @@ def test_each_failure_is_its_own_requests_error(adapter):
 def test_detection_preprocessing_answers_each_request(adapter):
     model = load_model("detection_preprocessing", adapter)
     # the page classifier is a BLS call (the end-to-end tests make it): off here
-    page = dataclasses.replace(model.settings.page_orientation, page_orientation="off")
-    model.settings = dataclasses.replace(model.settings, page_orientation=page)
+    model.page = dataclasses.replace(model.page, page_orientation="off")
     (name,) = [t["name"] for t in config_dict("detection_preprocessing")["input"]]
     image = np.frombuffer(render().png, np.uint8)[None]
     garbage = np.frombuffer(b"GIF89a not really", np.uint8)[None]

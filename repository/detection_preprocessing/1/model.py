@@ -6,8 +6,14 @@ import json
 import numpy as np
 
 from triton_ocr.config.parse import tensor_names
-from triton_ocr.config.repository import Repository
-from triton_ocr.contract import DOCUMENT_REFUSED, PAGE_ORIENTATION, TEXT_DETECTION
+from triton_ocr.config.repository import Repository, step_settings
+from triton_ocr.contract import (
+    DETECTION_POSTPROCESSING,
+    DETECTION_PREPROCESSING,
+    DOCUMENT_REFUSED,
+    PAGE_ORIENTATION,
+    TEXT_DETECTION,
+)
 from triton_ocr.errors import InvalidRequest
 from triton_ocr.pipeline import prepare_image, turn_page
 from triton_ocr.preprocessing.decode import decode_image
@@ -26,7 +32,9 @@ class TritonPythonModel:
     def initialize(self, args):
         config = args["model_config"]
         repository = Repository.of_model(args)
-        self.settings = repository.pipeline_settings()
+        _, self.limits, self.detector, self.page = step_settings(DETECTION_PREPROCESSING, config)
+        # the box settings the turn's check finds lines with (no recognizer needed here)
+        self.lines, _, _, self.boxes = repository.step(DETECTION_POSTPROCESSING)
         self.timeout_s = repository.bls().bls_timeout_s
         self.page_classifier = repository.classifier(PAGE_ORIENTATION)
         self.detector_input, self.detector_outputs = repository.detector_tensors()
@@ -54,12 +62,23 @@ class TritonPythonModel:
             )
         data = input_array(request, self.input_name).tobytes()
         try:
-            image = decode_image(data, self.settings.limits)
+            image = decode_image(data, self.limits)
         except DocumentGiven as exc:  # the guide's contract is one image per call
             raise InvalidRequest(DOCUMENT_REFUSED.format(what=exc.what)) from exc
         # the ensemble's text_detection step runs on the page as turned (a turned page's maps,
         # found here to check the turn, are found again there)
-        upright = timeouts.run(turn_page(image, self.settings, self.classify_page, self.detect))
-        prepared = prepare_image(upright.image, self.settings.detector_input)
+        upright = timeouts.run(
+            turn_page(
+                image,
+                self.page,
+                self.page_classifier.size,
+                self.detector,
+                self.lines,
+                self.boxes,
+                self.classify_page,
+                self.detect,
+            )
+        )
+        prepared = prepare_image(upright.image, self.detector)
         rotation = np.array([upright.rotation], np.int32)
         return respond(self.output_names, [prepared.detector_input, prepared.image, rotation])
