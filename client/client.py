@@ -4,11 +4,12 @@ Arguments are files, folders (read recursively: images, PDFs and multi-page TIFF
 list of paths on stdin. Each file is one call to the `ocr` entry point (a document's pages are
 read by the server); `--concurrency N` keeps N calls in flight. Output: text (default), one
 JSON object per file (`--json`) or per page as pages finish (`--jsonl`), hOCR or ALTO (`--format
-hocr|alto`, into `--out`); `--out DIR` saves each file's .txt, .json, .alto.xml and .hocr;
-`--overlay DIR` draws what
-was found over each page. A progress bar goes to stderr when it is a terminal, a summary line
-at the end; the exit code is 1 when a file failed or a page of one could not be read (the others
-are still read, and each page's error is in every output).
+hocr|alto`, into `--out`), or a searchable PDF (`--format pdf`: <name>.pdf in `--out`, the input's
+pages under an invisible text layer; pages of a PDF that already have text are left as they are,
+or `--redo-ocr`, `--force-ocr`); `--out DIR` saves each file's .txt, .json, .alto.xml and .hocr;
+`--overlay DIR` draws what was found over each page. A progress bar goes to stderr when it is a
+terminal, a summary line at the end; the exit code is 1 when a file failed or a page of one could
+not be read (the others are still read, and each page's error is in every output).
 
 `read_files` is what `triton-ocr read` runs; this file also runs on its own (argparse, no
 typer), next to the client library it demonstrates.
@@ -34,6 +35,7 @@ from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.client.inputs import (
     OUT_SUFFIXES,
+    PDF_TEXT_FLAGS,
     collect_inputs,
     jsonl_done,
     output_names,
@@ -43,8 +45,8 @@ from triton_ocr.client.inputs import (
 from triton_ocr.client.results import Document
 
 DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
-FORMATS = ("text", "json", "jsonl", "hocr", "alto")
-FILE_FORMATS = ("hocr", "alto")  # written one file per input, into --out
+FORMATS = ("text", "json", "jsonl", "hocr", "alto", "pdf")
+FILE_FORMATS = ("hocr", "alto", "pdf")  # written one file per input, into --out
 OVERLAY_DPI = 200  # PDF pages drawn at this resolution, then scaled to the size the server read
 
 
@@ -64,6 +66,7 @@ class ReadOptions:
     resume: bool = False  # skip inputs already in --out, or in the --jsonl file stdout extends
     pdf_dpi: int | None = None  # None: the server's
     progress: bool | None = None  # None: when stderr is a terminal
+    pdf_text: str = "skip"  # --format pdf, pages with text: skip, redo or force (PDF_TEXT_FLAGS)
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -74,6 +77,12 @@ class ReadOptions:
             raise ValueError(f"--format {self.output} writes one file per input: give --out DIR")
         if self.resume and self.out is None and self.output != "jsonl":
             raise ValueError("--resume needs --out DIR or --jsonl")
+        if self.pdf_text not in PDF_TEXT_FLAGS:
+            raise ValueError(
+                f"pdf_text must be one of {list(PDF_TEXT_FLAGS)}, not {self.pdf_text!r}"
+            )
+        if self.pdf_text != "skip" and self.output != "pdf":
+            raise ValueError(f"{PDF_TEXT_FLAGS[self.pdf_text][0]} goes with --format pdf")
 
 
 @dataclass
@@ -132,12 +141,15 @@ def jsonl_records(document: Document) -> str:
     )
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary name: a file is there whole or not at all
+def write_whole(path: Path, content: str | bytes) -> None:
+    """Write `content` to `path` through a temporary name: a file is there whole or not at all
     (--resume trusts what it finds)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        partial.write_bytes(content)
+    else:
+        partial.write_text(content, encoding="utf-8")
     os.replace(partial, path)
 
 
@@ -150,6 +162,24 @@ def save_outputs(out: Path, name: str, document: Document) -> None:
     }
     for suffix in OUT_SUFFIXES:  # .hocr last: outputs_done sees all or none of them
         write_whole(out / f"{name}{suffix}", texts[suffix])
+
+
+def read_searchable(
+    client: OcrClient, data: bytes, options: ReadOptions, parameters: dict, target: Path
+) -> Document:
+    """--format pdf: read what the input's pages need (client/pdf.py), write the searchable PDF
+    to `target`, and return what was read, its pages numbered as in the input (pages left as
+    they are, with their own text, are not in it)."""
+    from triton_ocr.client import pdf
+
+    job = pdf.prepare(data, options.pdf_text)
+    if job.send is None:
+        document = Document(())
+    else:
+        read = client.read_document(job.send, word_boxes=True, **parameters)
+        document = pdf.renumbered(job, read)
+    write_whole(target, pdf.searchable_pdf(job, document))
+    return document
 
 
 def save_overlays(
@@ -224,12 +254,16 @@ def read_files(options: ReadOptions) -> int:
     """Send each input to the OCR service and write what it read (stdout, --out, --overlay); an
     input that cannot be read is reported on stderr (the others are still read) and the result
     is 1, else 0. A summary line goes to stderr at the end."""
-    if options.overlay is not None:
-        try:
-            import triton_ocr.preprocessing.documents  # noqa: F401
-        except ImportError as exc:
-            message = f"--overlay reads the pages here: install triton-ocr[server] ({exc})"
-            raise ValueError(message) from exc
+    for wanted, flag in (
+        (options.overlay is not None, "--overlay"),
+        (options.output == "pdf", "--format pdf"),
+    ):
+        if wanted:
+            try:
+                import triton_ocr.client.pdf  # noqa: F401 (pikepdf, pdfium: the server extra)
+            except ImportError as exc:
+                message = f"{flag} reads the pages here: install triton-ocr[server] ({exc})"
+                raise ValueError(message) from exc
     url = options.url or DEFAULT_URLS.get(options.protocol, "")
     names = output_names(options.inputs)
     done = already_done(options, names) if options.resume else set()
@@ -252,7 +286,12 @@ def read_files(options: ReadOptions) -> int:
         if not path.is_file():
             raise ValueError("not a file")
         data = path.read_bytes()
-        document = local.client.read_document(data, word_boxes=options.words, **parameters)
+        if options.output == "pdf":
+            document = read_searchable(
+                local.client, data, options, parameters, options.out / f"{names[path]}.pdf"
+            )
+        else:
+            document = local.client.read_document(data, word_boxes=options.words, **parameters)
         document = Document(document.pages, str(path))
         if options.out is not None:
             save_outputs(options.out, names[path], document)
@@ -348,6 +387,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--resume", action="store_true", help="Skip files already done.")
     parser.add_argument("--pdf-dpi", type=int, help="Render PDF pages at this resolution.")
+    for mode, (flag, what) in PDF_TEXT_FLAGS.items():
+        parser.add_argument(
+            flag, dest="pdf_text", action="store_const", const=mode, help=f"--format pdf: {what}."
+        )
+    parser.set_defaults(pdf_text="skip")
     args = parser.parse_args(argv)
     inputs = collect_inputs(args.inputs)
     if not inputs:

@@ -24,6 +24,13 @@ READABLE_SUFFIXES = IMAGE_SUFFIXES | DOCUMENT_SUFFIXES
 # The files --out writes for each input, beside each other: <name>.txt, .json, .alto.xml and
 # .hocr (written in this order: .hocr last).
 OUT_SUFFIXES = (".txt", ".json", ".alto.xml", ".hocr")
+# --format pdf (<name>.pdf in --out), pages of a PDF that already have text: OCRmyPDF's choices
+# (client/pdf.py)
+PDF_TEXT_FLAGS = {
+    "skip": ("--skip-text", "leave pages that have text as they are (the default)"),
+    "redo": ("--redo-ocr", "replace earlier OCR text, keep the visible text"),
+    "force": ("--force-ocr", "rasterise every page and read it anew"),
+}
 
 
 def collect_inputs(arguments: Iterable[str], stdin: TextIO | None = None) -> list[Path]:

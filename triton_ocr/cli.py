@@ -19,6 +19,7 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
         'pip install "triton-ocr[server]"'
     ) from exc
 
+from triton_ocr.client.inputs import PDF_TEXT_FLAGS
 from triton_ocr.config.packs import DEFAULT_PACK, PACKS
 from triton_ocr.config.repository import Repository
 
@@ -225,16 +226,21 @@ def demo(
 
 @app.command()
 def doctor(
-    fix: bool = typer.Option(False, help="Install a missing libpython with apt-get (as root)."),
+    fix: bool = typer.Option(
+        False,
+        help="Install a missing libpython (and OCRmyPDF's Ghostscript) with apt-get (as root).",
+    ),
 ) -> None:
-    """Check that the local Triton runtime can start (server binary, stub, libpython)."""
-    from triton_ocr.runtime.distribution import ensure_libpython
+    """Check that the local Triton runtime can start (server binary, stub, libpython), and where
+    OCRmyPDF is installed, that it has Ghostscript (optional: said, not failed)."""
+    from triton_ocr.runtime.distribution import ensure_ghostscript, ensure_libpython
     from triton_ocr.runtime.errors import ServerError
 
     try:
         typer.echo(ensure_libpython(fix))
     except ServerError as exc:
         fail(str(exc), 1)
+    typer.echo(ensure_ghostscript(fix))
 
 
 # --- client ------------------------------------------------------------------------------
@@ -252,7 +258,7 @@ def read(
     output: str = typer.Option(
         "text",
         "--format",
-        help="text, json (per file), jsonl (per page), hocr or alto (with --out).",
+        help="text, json (per file), jsonl (per page), hocr, alto or pdf (searchable; with --out).",
     ),
     as_json: bool = typer.Option(False, "--json", help="--format json."),
     as_jsonl: bool = typer.Option(False, "--jsonl", help="--format jsonl: pages as they finish."),
@@ -273,6 +279,13 @@ def read(
         False, help="Skip files already in --out, or in the file --jsonl output is appended to."
     ),
     pdf_dpi: int = typer.Option(None, min=1, help="Render PDF pages at this DPI (server's)."),
+    skip_text: bool = typer.Option(
+        False, PDF_TEXT_FLAGS["skip"][0], help=PDF_TEXT_FLAGS["skip"][1]
+    ),
+    redo_ocr: bool = typer.Option(False, PDF_TEXT_FLAGS["redo"][0], help=PDF_TEXT_FLAGS["redo"][1]),
+    force_ocr: bool = typer.Option(
+        False, PDF_TEXT_FLAGS["force"][0], help=PDF_TEXT_FLAGS["force"][1]
+    ),
 ) -> None:
     """Send each file to the OCR service (images, and PDFs and TIFFs page by page) and print
     what it read; a file that cannot be read is reported on stderr (the others are still read)
@@ -283,6 +296,11 @@ def read(
     if not found:
         fail("no image or document files found in the arguments", 2)
     chosen = "jsonl" if as_jsonl else "json" if as_json else output
+    modes = [
+        mode for mode, on in (("skip", skip_text), ("redo", redo_ocr), ("force", force_ocr)) if on
+    ]
+    if len(modes) > 1:
+        fail("--skip-text, --redo-ocr and --force-ocr exclude each other", 2)
     try:
         options = ReadOptions(
             found,
@@ -298,6 +316,7 @@ def read(
             overlay_font=overlay_font,
             resume=resume,
             pdf_dpi=pdf_dpi,
+            pdf_text=modes[0] if modes else "skip",
         )
         code = read_files(options)
     except ValueError as exc:
