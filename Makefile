@@ -42,7 +42,8 @@ define locked_venv
 endef
 
 # Create the virtual environment from the dev lock (the package, the local Triton runtime and
-# the dev tools), and make sure the Python backend stub can run (installs libpython if missing).
+# the dev tools), and make sure the Python backend stub can run (installs libpython if missing);
+# OCRmyPDF, in the dev lock for the plugin, gets Debian's Ghostscript the same way.
 $(STAMP): pyproject.toml locks/dev.txt
 	$(call locked_venv,$(VENV),locks/dev.txt)
 	$(BIN)/triton-ocr doctor --fix

@@ -30,6 +30,7 @@ PARTS = {
     "export": ["export"],
     "tools": ["triton_ocr/tools"],
     "cli": ["triton_ocr/cli.py"],
+    "ocrmypdf": ["triton_ocr/ocrmypdf.py"],
 }
 MODULES = {  # part -> its import names
     "errors": ("triton_ocr.errors",),
@@ -45,6 +46,7 @@ MODULES = {  # part -> its import names
     "export": ("triton_ocr.export",),
     "tools": ("triton_ocr.tools",),
     "cli": ("triton_ocr.cli",),
+    "ocrmypdf": ("triton_ocr.ocrmypdf",),
 }
 PURE = ("errors", "contract", "settings", "preprocessing", "postprocessing", "pipeline")
 MAY_IMPORT = {
@@ -62,6 +64,8 @@ MAY_IMPORT = {
     "export": PURE + ("config",),
     "tools": PURE + ("config", "runtime", "client", "export"),
     "cli": PURE + ("config", "runtime", "client", "export", "tools"),
+    # the OCRmyPDF plugin is a client of the service, like any other
+    "ocrmypdf": ("errors", "contract", "client"),
 }
 TRITON = ("tritonclient", "triton_python_backend_utils", "pytriton", "google.protobuf")
 

@@ -24,6 +24,7 @@ from triton_ocr.runtime.errors import ServerError
 BACKENDS = Path(__file__).parent / "backends"
 NETWORK_BACKENDS = ("onnxruntime", "openvino")  # each a folder of BACKENDS with a model.py
 LIBPYTHON_PACKAGE = "libpython{major}.{minor}"  # Debian/Ubuntu package of the shared runtime
+GHOSTSCRIPT_PACKAGE = "ghostscript"  # Debian/Ubuntu: OCRmyPDF's PDF/A backend and JPEG optimiser
 
 
 @dataclass(frozen=True)
@@ -105,16 +106,40 @@ def ensure_libpython(fix: bool) -> str:
         if not fix or shutil.which("apt-get") is None or os.geteuid() != 0:
             raise
     package = LIBPYTHON_PACKAGE.format(major=sys.version_info[0], minor=sys.version_info[1])
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    installed = subprocess.run(["apt-get", "install", "-y", "-qq", package], env=env, check=False)
-    if installed.returncode != 0:  # e.g. a Python the distribution does not ship (pyenv)
+    code = apt_install(package)
+    if code != 0:  # e.g. a Python the distribution does not ship (pyenv)
         raise ServerError(
-            f"apt-get could not install {package} (exit {installed.returncode}): use a Python "
+            f"apt-get could not install {package} (exit {code}): use a Python "
             "whose shared runtime the system has, e.g. `make PYTHON=/usr/bin/python3`"
         )
     check_stub(dist)
     return f"ok: installed {package}"
+
+
+def apt_install(package: str) -> int:
+    """apt-get install `package` (its lists updated first); apt-get's exit code."""
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+    return subprocess.run(["apt-get", "install", "-y", "-qq", package], env=env).returncode
+
+
+def ensure_ghostscript(fix: bool) -> str:
+    """Where OCRmyPDF is installed (the ocrmypdf extra: the plugin), check for Ghostscript,
+    which it needs for --output-type pdfa* through its Ghostscript backend and uses to optimise
+    JPEG images; with `fix`, apt-get install it (as root). Optional: without it OCRmyPDF makes
+    PDF/A with its internal backend and leaves JPEG images as they are."""
+    if importlib.util.find_spec("ocrmypdf") is None:
+        return "ok: no OCRmyPDF here, so no Ghostscript needed"
+    if shutil.which("gs") is not None:
+        return "ok: Ghostscript is there for OCRmyPDF"
+    if fix and shutil.which("apt-get") is not None and os.geteuid() == 0:
+        code = apt_install(GHOSTSCRIPT_PACKAGE)
+        if code == 0:
+            return f"ok: installed {GHOSTSCRIPT_PACKAGE} for OCRmyPDF"
+    return (
+        f"note: OCRmyPDF is installed but Ghostscript is not (apt-get install "
+        f"{GHOSTSCRIPT_PACKAGE}): it then makes PDF/A with its internal backend only"
+    )
 
 
 def build_backend_dir(dist: TritonDistribution, target: Path) -> Path:
