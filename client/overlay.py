@@ -25,14 +25,14 @@ GUIDE_COLOUR = (170, 190, 230)  # the polygons again on the text panel, light
 TEXT_COLOUR = (0, 0, 0)
 FONT_SCALE = 0.8  # text height / line height, narrowed further when the text is too wide
 MIN_FONT, MAX_FONT = 6, 160  # pixels
-# Fonts with CJK glyphs where systems usually keep them (Debian/Ubuntu fonts-noto-cjk,
-# fonts-wqy-microhei, fonts-droid-fallback; Fedora; macOS; Windows): the first one found draws
-# the text unless a font is given. Pillow's own font has Latin, Greek and Cyrillic only.
+# Fonts with CJK and Latin glyphs where systems usually keep them (Debian/Ubuntu fonts-noto-cjk,
+# fonts-wqy-microhei; Fedora; macOS; Windows): the first one found draws the text unless a font
+# is given. Not Droid Sans Fallback (Ghostscript's dependency): it has no Latin glyphs, so Latin
+# text would show as boxes. Pillow's own font has Latin, Greek and Cyrillic only.
 WIDE_FONTS = (
     "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
     "/usr/share/fonts/google-noto-cjk/NotoSansCJK-Regular.ttc",
     "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
-    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
     "/System/Library/Fonts/PingFang.ttc",
     "C:/Windows/Fonts/msyh.ttc",
 )
