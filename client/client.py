@@ -100,7 +100,8 @@ def already_done(options: ReadOptions, names: dict[Path, str]) -> set[Path]:
     """The inputs an earlier run finished: all their --out files exist, or (--jsonl, standard
     output appended to a file) all their pages are in that file."""
     if options.out is not None:
-        return {path for path in options.inputs if outputs_done(options.out, names[path])}
+        pdf = options.output == "pdf"
+        return {path for path in options.inputs if outputs_done(options.out, names[path], pdf)}
     if options.output == "jsonl":
         target = stdout_file()
         if target is None:

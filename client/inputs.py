@@ -77,9 +77,11 @@ def output_names(inputs: Sequence[Path]) -> dict[Path, str]:
     return names
 
 
-def outputs_done(out: Path, name: str) -> bool:
-    """Whether --out already holds every file of one input (each written whole, then renamed)."""
-    return all((out / f"{name}{suffix}").is_file() for suffix in OUT_SUFFIXES)
+def outputs_done(out: Path, name: str, pdf: bool = False) -> bool:
+    """Whether an earlier run wrote all of `name`'s --out files (and its .pdf, for --format
+    pdf, which is written before them)."""
+    suffixes = OUT_SUFFIXES + ((".pdf",) if pdf else ())
+    return all((out / f"{name}{suffix}").is_file() for suffix in suffixes)
 
 
 def jsonl_done(lines: Iterable[str]) -> set[str]:

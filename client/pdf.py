@@ -39,7 +39,7 @@ from pikepdf.canvas import ContentStreamBuilder
 from PIL import Image, ImageOps
 
 from triton_ocr.preprocessing.documents import PDFIUM_LOCK
-from triton_ocr.preprocessing.header import is_pdf
+from triton_ocr.preprocessing.header import EXIF_ORIENTATION_TAG, is_pdf
 
 from .results import Document, Page, Polygon
 
@@ -49,6 +49,7 @@ EM = 1000  # font units
 ADVANCE = 500  # every character's width
 ASCENT, DESCENT = 800, -200  # a run of size h spans its box: baseline 0.2 h above its bottom
 INVISIBLE = 3  # text render mode: neither fill nor stroke
+MIRRORED = (2, 4, 5, 7)  # EXIF orientations that flip the image (a /Rotate cannot)
 SHOW_TEXT = {"Tj", "TJ", "'", '"'}
 # img2pdf warns of every image with alpha that it keeps it as a soft mask: wanted here (the page
 # shows it over white, as the server reads it), so not worth a line per file
@@ -74,12 +75,13 @@ def prepare(data: bytes, mode: str = "skip") -> Job:
     """What to send for `data` (an image or a PDF) under `mode` (MODES)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {list(MODES)}, not {mode!r}")
-    if not is_pdf(data):
+    if not is_pdf(data):  # an image's pages have no text of their own: nothing to redo
         source = image_pdf(data)
-        return Job(source, data, tuple(range(page_count(source))), mode)
+        return Job(source, data, tuple(range(page_count(source))), "skip")
     try:
         pdf = pikepdf.open(io.BytesIO(data))
-    except (pikepdf.PdfError, pikepdf.PasswordError, ValueError):
+        has_text = pages_with_text(data) if mode == "skip" else []
+    except (pikepdf.PdfError, pikepdf.PasswordError, pdfium.PdfiumError, ValueError):
         return Job(None, data, (), mode)  # encrypted or broken: the service's error
     with pdf:
         count = len(pdf.pages)
@@ -89,7 +91,7 @@ def prepare(data: bytes, mode: str = "skip") -> Job:
             for page in pdf.pages:
                 strip_text(pdf, page, invisible_only=False)
             return Job(data, saved(pdf), tuple(range(count)), mode)
-        bare = tuple(index for index, has in enumerate(pages_with_text(data)) if not has)
+        bare = tuple(index for index, has in enumerate(has_text) if not has)
         if len(bare) == count:
             return Job(data, data, bare, mode)
         if not bare:
@@ -124,6 +126,15 @@ def searchable_pdf(job: Job, document: Document) -> bytes:
     read = {page.number: page for page in document.pages if not page.error}
     if not read:
         return job.source
+    try:
+        return with_text_layers(job, read)
+    except (pikepdf.PdfError, pdfium.PdfiumError) as exc:
+        raise ValueError(f"cannot write the searchable PDF: {exc}") from exc
+
+
+def with_text_layers(job: Job, read: dict[int, Page]) -> bytes:
+    """searchable_pdf's work: each page read gets its layer (after --redo-ocr's or
+    --force-ocr's change to it)."""
     with pikepdf.open(io.BytesIO(job.source)) as pdf:
         font = TextFont(pdf)
         with PDFIUM_LOCK:
@@ -164,14 +175,26 @@ def page_count(source: bytes) -> int:
 def image_pdf(data: bytes) -> bytes:
     """An image (every page of a TIFF) as PDF pages at its resolution, as the server reads it:
     img2pdf's lossless embedding where it can, else Pillow's pages (EXIF flips applied, alpha
-    over white) re-encoded losslessly as PNG."""
+    over white) re-encoded losslessly as PNG. img2pdf turns pages by /Rotate, which cannot
+    mirror: an EXIF flip takes Pillow's way."""
     try:
-        return img2pdf.convert(data, rotation=img2pdf.Rotation.ifvalid)
+        if not any(orientation in MIRRORED for orientation in orientations(data)):
+            return img2pdf.convert(data, rotation=img2pdf.Rotation.ifvalid)
     except (img2pdf.AlphaChannelError, img2pdf.ExifOrientationError, img2pdf.ImageOpenError):
         pass
     except (img2pdf.PdfTooLargeError, img2pdf.NegativeDimensionError) as exc:
         raise ValueError(f"cannot make a PDF page of this image: {exc}") from exc
     return img2pdf.convert([png_of(frame) for frame in frames(data)])
+
+
+def orientations(data: bytes) -> list[int]:
+    """Each frame's EXIF orientation (1: as stored), read from the headers only."""
+    with Image.open(io.BytesIO(data)) as image:
+        found = []
+        for index in range(getattr(image, "n_frames", 1)):
+            image.seek(index)
+            found.append(int(image.getexif().get(EXIF_ORIENTATION_TAG, 1)))
+        return found
 
 
 def frames(data: bytes) -> Iterable[Image.Image]:

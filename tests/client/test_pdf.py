@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pikepdf
 import pypdfium2 as pdfium
 import pytest
-from PIL import Image
+from PIL import Image, ImageOps
 
-from tests.documents import make_pdf
+from tests.documents import encrypted_pdf, make_pdf
 from triton_ocr.client import pdf
 from triton_ocr.client.results import Document, Page, TextLine, Word
 
@@ -71,15 +72,20 @@ def test_an_image_page_has_the_images_size_at_its_dpi_and_keeps_a_jpeg_as_it_is(
         assert [float(v) for v in document.pages[0].mediabox] == pytest.approx([0, 0, 72, 36])
 
 
-def test_exif_turned_images_show_as_the_server_reads_them():
-    buffer = io.BytesIO()
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_exif_turned_and_mirrored_images_show_as_the_server_reads_them(orientation):
+    picture = Image.new("RGB", (120, 60), "white")
+    picture.paste((255, 0, 0), (0, 0, 20, 20))  # a corner to tell the turns and flips apart
     exif = Image.Exif()
-    exif[274] = 6  # shown turned a quarter clockwise
-    Image.new("RGB", (200, 100), "white").save(buffer, "JPEG", exif=exif, dpi=(72, 72))
-    source = pdf.prepare(buffer.getvalue()).source
-    document = pdfium.PdfDocument(source)
-    assert document[0].get_size() == pytest.approx((100, 200))
+    exif[274] = orientation
+    buffer = io.BytesIO()
+    picture.save(buffer, "JPEG", exif=exif, dpi=(72, 72))
+    upright = np.asarray(ImageOps.exif_transpose(Image.open(buffer)).convert("RGB"))
+    document = pdfium.PdfDocument(pdf.prepare(buffer.getvalue()).source)
+    shown = np.asarray(document[0].render(scale=1).to_pil().convert("RGB"))
     document.close()
+    assert shown.shape == upright.shape
+    assert np.abs(shown.astype(int) - upright).mean() < 1
 
 
 def text_pdf(content: bytes) -> bytes:
@@ -150,3 +156,24 @@ def test_a_pdf_pikepdf_cannot_open_is_sent_as_it_is():
 def test_unknown_modes_are_refused():
     with pytest.raises(ValueError, match="mode must be one of"):
         pdf.prepare(blank_png(), "sometimes")
+
+
+def test_an_owner_protected_pdf_keeps_its_protection():
+    protected = encrypted_pdf(user="")  # opens without a password; an owner's restrictions
+    job = pdf.prepare(protected)
+    line = TextLine("still protected", box(10, 10, 150, 40), 0.9)
+    document = pdf.renumbered(job, Document((Page(0, 200, 100, lines=(line,)),)))
+    result = pdf.searchable_pdf(job, document)
+    with pikepdf.open(io.BytesIO(result)) as written_pdf:
+        assert written_pdf.is_encrypted
+    assert extracted(result).strip() == "still protected"
+
+
+def test_resume_with_pdf_output_wants_the_pdf_too(tmp_path):
+    from triton_ocr.client.inputs import OUT_SUFFIXES, outputs_done
+
+    for suffix in OUT_SUFFIXES:  # an earlier run without --format pdf
+        (tmp_path / f"scan{suffix}").write_text("x")
+    assert outputs_done(tmp_path, "scan") and not outputs_done(tmp_path, "scan", pdf=True)
+    (tmp_path / "scan.pdf").write_bytes(b"%PDF")
+    assert outputs_done(tmp_path, "scan", pdf=True)
