@@ -359,37 +359,82 @@ def read_files(options: ReadOptions) -> int:
     return 1 if tally.failed else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=read_files.__doc__)
+def at_least_one(text: str) -> int:
+    """argparse type of counts: a whole number from 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """The one declaration of `read`'s options: this script and `triton-ocr read` parse them."""
+    parser = argparse.ArgumentParser(prog=prog, description=read_files.__doc__)
     parser.add_argument(
-        "inputs", nargs="+", help="Files, folders (recursive), or - for paths on stdin."
+        "inputs",
+        nargs="+",
+        help="Files, folders (read recursively: images, PDFs, TIFFs), or - for a list of paths "
+        "on stdin.",
     )
     parser.add_argument("--url", help="Server address host:port (default per protocol).")
-    parser.add_argument("--protocol", default="http", help="http or grpc.")
-    parser.add_argument("--format", dest="output", default="text", choices=FORMATS)
     parser.add_argument(
-        "--json", dest="output", action="store_const", const="json", help="One object per file."
+        "--protocol", default="http", choices=tuple(DEFAULT_URLS), help="http or grpc."
     )
     parser.add_argument(
-        "--jsonl", dest="output", action="store_const", const="jsonl", help="One per page."
+        "--format",
+        dest="output",
+        default="text",
+        choices=FORMATS,
+        help="text, json (per file), jsonl (per page), hocr, alto or pdf (searchable; the last "
+        "three with --out).",
     )
-    parser.add_argument("--timeout", type=float, default=60.0, help="Seconds to wait.")
     parser.add_argument(
-        "--line", action="store_true", help="Each image is one pre-cropped word or line."
+        "--json", dest="output", action="store_const", const="json", help="--format json."
     )
-    parser.add_argument("--concurrency", type=int, default=1, help="Requests in flight.")
-    parser.add_argument("--words", action="store_true", help="Word boxes too.")
     parser.add_argument(
-        "--out", type=Path, help="Save each file's .txt, .json, .alto.xml and .hocr here."
+        "--jsonl",
+        dest="output",
+        action="store_const",
+        const="jsonl",
+        help="--format jsonl: pages as they finish.",
     )
-    parser.add_argument("--overlay", type=Path, help="Save one PNG per page, results drawn.")
     parser.add_argument(
-        "--overlay-font", type=Path, help="A TrueType font for the overlay (CJK: a CJK font)."
+        "--timeout", type=float, default=60.0, help="Seconds to wait for each answer."
     )
-    parser.add_argument("--resume", action="store_true", help="Skip files already done.")
-    parser.add_argument("--pdf-dpi", type=int, help="Render PDF pages at this resolution.")
+    parser.add_argument(
+        "--line",
+        action="store_true",
+        help="Each image is one pre-cropped word or line: no detection.",
+    )
+    parser.add_argument("--concurrency", type=at_least_one, default=1, help="Requests in flight.")
+    parser.add_argument("--words", action="store_true", help="Word boxes beside the lines.")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="Save each file's .txt, .json, .alto.xml and .hocr (and .pdf) in this folder.",
+    )
+    parser.add_argument(
+        "--overlay", type=Path, help="Save one PNG per page with the results drawn."
+    )
+    parser.add_argument(
+        "--overlay-font",
+        type=Path,
+        help="A TrueType font for the overlay's text (default: a CJK font if installed).",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="Skip files already in --out, or in the file --jsonl output is appended to.",
+    )
+    parser.add_argument(
+        "--pdf-dpi", type=at_least_one, help="Render PDF pages at this DPI (default: the server's)."
+    )
+    pdf_text = parser.add_mutually_exclusive_group()
     for mode, (flag, what) in PDF_TEXT_FLAGS.items():
-        parser.add_argument(
+        pdf_text.add_argument(
             flag, dest="pdf_text", action="store_const", const=mode, help=f"--format pdf: {what}."
         )
     parser.set_defaults(pdf_text="skip")

@@ -19,7 +19,6 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
         'pip install "triton-ocr[server]"'
     ) from exc
 
-from triton_ocr.client.inputs import PDF_TEXT_FLAGS
 from triton_ocr.config.packs import DEFAULT_PACK, PACKS
 from triton_ocr.config.repository import Repository
 
@@ -246,82 +245,17 @@ def doctor(
 # --- client ------------------------------------------------------------------------------
 
 
-@app.command()
-def read(
-    inputs: list[str] = typer.Argument(
-        ...,
-        help="Files, folders (read recursively: images, PDFs, TIFFs), or - for a list of paths "
-        "on stdin.",
-    ),
-    url: str = typer.Option(None, help="Server address host:port (default per protocol)."),
-    protocol: str = typer.Option("http", help="http or grpc."),
-    output: str = typer.Option(
-        "text",
-        "--format",
-        help="text, json (per file), jsonl (per page), hocr, alto or pdf (searchable; with --out).",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="--format json."),
-    as_jsonl: bool = typer.Option(False, "--jsonl", help="--format jsonl: pages as they finish."),
-    timeout: float = typer.Option(60.0, help="Seconds to wait for each answer."),
-    line: bool = typer.Option(
-        False, "--line", help="Each image is one pre-cropped word or line: no detection."
-    ),
-    concurrency: int = typer.Option(1, min=1, help="Requests in flight."),
-    words: bool = typer.Option(False, "--words", help="Word boxes beside the lines."),
-    out: Path = typer.Option(
-        None, help="Save each file's .txt, .json, .alto.xml and .hocr in this folder."
-    ),
-    overlay: Path = typer.Option(None, help="Save one PNG per page with the results drawn."),
-    overlay_font: Path = typer.Option(
-        None, help="A TrueType font for the overlay's text (default: a CJK font if installed)."
-    ),
-    resume: bool = typer.Option(
-        False, help="Skip files already in --out, or in the file --jsonl output is appended to."
-    ),
-    pdf_dpi: int = typer.Option(None, min=1, help="Render PDF pages at this DPI (server's)."),
-    skip_text: bool = typer.Option(
-        False, PDF_TEXT_FLAGS["skip"][0], help=PDF_TEXT_FLAGS["skip"][1]
-    ),
-    redo_ocr: bool = typer.Option(False, PDF_TEXT_FLAGS["redo"][0], help=PDF_TEXT_FLAGS["redo"][1]),
-    force_ocr: bool = typer.Option(
-        False, PDF_TEXT_FLAGS["force"][0], help=PDF_TEXT_FLAGS["force"][1]
-    ),
-) -> None:
-    """Send each file to the OCR service (images, and PDFs and TIFFs page by page) and print
-    what it read; a file that cannot be read is reported on stderr (the others are still read)
-    and the exit code is 1. A progress bar shows on a terminal, a summary line at the end."""
-    from triton_ocr.client.client import ReadOptions, collect_inputs, read_files
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def read(ctx: typer.Context) -> None:
+    """Send each file to the OCR service (images, and PDFs and TIFFs page by page) and print or
+    save what it read: `triton-ocr read --help` for the options (declared once, in
+    client/client.py, which the script `python client/client.py` parses too)."""
+    from triton_ocr.client.client import main
 
-    found = collect_inputs(inputs)
-    if not found:
-        fail("no image or document files found in the arguments", 2)
-    chosen = "jsonl" if as_jsonl else "json" if as_json else output
-    modes = [
-        mode for mode, on in (("skip", skip_text), ("redo", redo_ocr), ("force", force_ocr)) if on
-    ]
-    if len(modes) > 1:
-        fail("--skip-text, --redo-ocr and --force-ocr exclude each other", 2)
-    try:
-        options = ReadOptions(
-            found,
-            url=url,
-            protocol=protocol,
-            output=chosen,
-            timeout=timeout,
-            line=line,
-            concurrency=concurrency,
-            words=words,
-            out=out,
-            overlay=overlay,
-            overlay_font=overlay_font,
-            resume=resume,
-            pdf_dpi=pdf_dpi,
-            pdf_text=modes[0] if modes else "skip",
-        )
-        code = read_files(options)
-    except ValueError as exc:
-        fail(str(exc), 2)
-    raise typer.Exit(code)
+    raise typer.Exit(main(ctx.args, prog="triton-ocr read"))
 
 
 # --- tools -------------------------------------------------------------------------------
