@@ -33,7 +33,7 @@ COPY repository /models
 RUN triton-ocr export ppocr-v6 --repository /models \
     && triton-ocr export ppocr --repository /models
 
-EXPOSE 8000 8001 8002
+EXPOSE 8000 8001 8002 8080
 # The container's tritonserver and backends with the same flags as `triton-ocr serve`, under its
 # supervisor (a model whose stub process dies is reloaded). `docker stop -t 75`: serve drains the
 # entry points (their requests finish, at most 30 s), then Triton stops (killed after 40 s).

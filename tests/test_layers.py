@@ -31,6 +31,7 @@ PARTS = {
     "tools": ["triton_ocr/tools"],
     "cli": ["triton_ocr/cli.py"],
     "ocrmypdf": ["triton_ocr/ocrmypdf.py"],
+    "gateway": ["triton_ocr/gateway"],
 }
 MODULES = {  # part -> its import names
     "errors": ("triton_ocr.errors",),
@@ -47,6 +48,7 @@ MODULES = {  # part -> its import names
     "tools": ("triton_ocr.tools",),
     "cli": ("triton_ocr.cli",),
     "ocrmypdf": ("triton_ocr.ocrmypdf",),
+    "gateway": ("triton_ocr.gateway",),
 }
 PURE = ("errors", "contract", "settings", "preprocessing", "postprocessing", "pipeline")
 MAY_IMPORT = {
@@ -63,9 +65,11 @@ MAY_IMPORT = {
     "client": ("errors", "contract", "settings", "config", "preprocessing"),
     "export": PURE + ("config",),
     "tools": PURE + ("config", "runtime", "client", "export"),
-    "cli": PURE + ("config", "runtime", "client", "export", "tools"),
+    "cli": PURE + ("config", "runtime", "client", "export", "tools", "gateway"),
     # the OCRmyPDF plugin is a client of the service, like any other
     "ocrmypdf": ("errors", "contract", "client"),
+    # the REST gateway: a client of the service, like the plugin
+    "gateway": ("errors", "contract", "client"),
 }
 TRITON = ("tritonclient", "triton_python_backend_utils", "pytriton", "google.protobuf")
 

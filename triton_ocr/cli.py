@@ -21,6 +21,7 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
 
 from triton_ocr.config.packs import DEFAULT_PACK, PACKS
 from triton_ocr.config.repository import Repository
+from triton_ocr.runtime.flags import REST_PORT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 export_app = typer.Typer(
@@ -146,15 +147,19 @@ def serve(
     gpu: bool = typer.Option(
         False, help="The GPU variant of the default pack (KIND_GPU, TensorRT FP16)."
     ),
+    rest_port: int = typer.Option(
+        REST_PORT, min=0, help="The REST gateway's port, on the same host (0: no gateway)."
+    ),
 ) -> None:
-    """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM.
+    """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM, and
+    beside it the REST gateway (`triton-ocr gateway`: POST /v1/ocr) unless --rest-port 0.
 
     Model load/unload, shared memory, trace and logging APIs need the key in
     $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed. A model
     whose stub process dies is reloaded; a crashed tritonserver is started again."""
     from triton_ocr.runtime.errors import ServerError
     from triton_ocr.runtime.flags import ServerOptions
-    from triton_ocr.runtime.server import serve_forever
+    from triton_ocr.runtime.server import gateway_process, serve_forever
 
     found = pack_repository(repository, pack)
     opts = ServerOptions(
@@ -168,10 +173,18 @@ def serve(
         system_triton=container,
         gpu=gpu,
     )
+    gateway = None
+    if rest_port:
+        typer.echo(f"REST gateway: http://{host}:{rest_port} (POST /v1/ocr)", err=True)
+        gateway = gateway_process(host, grpc_port, rest_port)
     try:
         code = serve_forever(opts, restart, say=lambda line: typer.echo(line, err=True))
     except ServerError as exc:
         fail(str(exc), 1)
+    finally:
+        if gateway is not None:
+            gateway.terminate()
+            gateway.wait(timeout=30)
     raise typer.Exit(code)
 
 
@@ -210,13 +223,15 @@ def demo(
     grpc_port: int = typer.Option(8001),
     metrics_port: int = typer.Option(8002),
     pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6 or ppocr."),
+    rest_port: int = typer.Option(REST_PORT, min=0, help="The REST gateway's port (0: none)."),
 ) -> None:
     """Start the server on an exported pack (`triton-ocr export ppocr-v6` first; `make demo`
-    does both), OCR a rendered sample, print it, stop."""
+    does both), OCR a rendered sample through the client and the REST gateway, print it, stop."""
     from triton_ocr.runtime.errors import ServerError
     from triton_ocr.tools.demo import DemoOptions, run_demo
 
-    options = DemoOptions(pack_repository(repository, pack), http_port, grpc_port, metrics_port)
+    found = pack_repository(repository, pack)
+    options = DemoOptions(found, http_port, grpc_port, metrics_port, rest_port)
     try:
         run_demo(options)
     except ServerError as exc:
@@ -240,6 +255,36 @@ def doctor(
     except ServerError as exc:
         fail(str(exc), 1)
     typer.echo(ensure_ghostscript(fix))
+
+
+@app.command()
+def gateway(
+    triton_url: str = typer.Option(
+        "127.0.0.1:8001", help="The service's gRPC address (host:port) the gateway calls."
+    ),
+    host: str = typer.Option(
+        "127.0.0.1", envvar="TRITON_OCR_HOST", help="Bind address (loopback unless told otherwise)."
+    ),
+    port: int = typer.Option(REST_PORT, help="The REST port."),
+    timeout: float = typer.Option(120.0, min=0.001, help="Seconds one request may take."),
+    max_body_bytes: int = typer.Option(
+        None, min=1, help="The largest request body (default: the server's max_image_bytes)."
+    ),
+    token_file: Path = typer.Option(
+        None, help="A file holding the bearer token callers must send (or $TRITON_OCR_REST_TOKEN)."
+    ),
+) -> None:
+    """Run the REST gateway alone: POST /v1/ocr (multipart `file` parts or a raw body), /healthz,
+    /readyz, /metrics, /openapi.json; a client of a running service (docs/api.md)."""
+    import uvicorn
+
+    from triton_ocr.gateway.app import GatewaySettings, make_app
+
+    token = os.environ.get("TRITON_OCR_REST_TOKEN") or None
+    if token_file is not None:
+        token = token_file.read_text(encoding="utf-8").strip() or None
+    settings = GatewaySettings(triton_url, timeout, max_body_bytes, token)
+    uvicorn.run(make_app(settings), host=host, port=port, log_level="warning", access_log=False)
 
 
 # --- client ------------------------------------------------------------------------------

@@ -185,6 +185,7 @@ def test_kserve_runs_serve_on_the_runtime_ports_with_the_repository_it_downloads
     # KServe's storage initializer downloads to /mnt/models; its Triton runtime serves 8080/9000
     assert params["repository"] == Path("/mnt/models")
     assert (params["http_port"], params["grpc_port"]) == (8080, 9000)
+    assert params["rest_port"] == 0  # KServe speaks Triton's own protocol; 8080 is Triton's
     drain, drained = parse(model["lifecycle"]["preStop"]["exec"]["command"], {}, monkeypatch)
     assert drain == "drain" and drained["http_port"] == params["http_port"]
     longest = drained["delay"] + 2 * DRAIN_TIMEOUT_S + STOP_TIMEOUT_S

@@ -9,6 +9,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from triton_ocr.runtime.flags import free_ports
 from triton_ocr.tools.evaluation.metrics import normalize
 
@@ -18,8 +20,9 @@ CLI = str(Path(sys.executable).parent / "triton-ocr")
 def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_factory):
     cwd = tmp_path_factory.mktemp("cwd")
     output = tmp_path_factory.mktemp("log") / "serve.out"
-    http, grpc, metrics = free_ports(3)
+    http, grpc, metrics, rest = free_ports(4)
     ports = ["--http-port", str(http), "--grpc-port", str(grpc), "--metrics-port", str(metrics)]
+    ports += ["--rest-port", str(rest)]
     with open(output, "w") as sink:
         process = subprocess.Popen(
             [CLI, "serve", "--repository", str(repository), *ports],
@@ -35,29 +38,42 @@ def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_f
             time.sleep(0.2)
         with urllib.request.urlopen(f"http://127.0.0.1:{http}/v2/health/ready") as response:
             assert response.status == 200
+        assert f"REST gateway: http://127.0.0.1:{rest}" in output.read_text()
+        while True:  # the gateway beside it answers, and reads through Triton
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{rest}/readyz") as response:
+                    assert response.status == 200
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the REST gateway is not ready"
+                time.sleep(0.2)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0
     finally:
         if process.poll() is None:
             process.kill()
     assert output.read_text().rstrip().endswith("stopped")
+    with pytest.raises(OSError):  # the gateway stopped with it
+        urllib.request.urlopen(f"http://127.0.0.1:{rest}/healthz", timeout=5)
     assert list(cwd.iterdir()) == []  # nothing written to the working directory
 
 
 def test_demo_prints_the_sample_text(repository, tmp_path):
     from triton_ocr.tools.samples import render
 
-    http, grpc, metrics = free_ports(3)
+    http, grpc, metrics, rest = free_ports(4)
     out = subprocess.run(
         [CLI, "demo", "--repository", str(repository), "--http-port", str(http)]
-        + ["--grpc-port", str(grpc), "--metrics-port", str(metrics)],
+        + ["--grpc-port", str(grpc), "--metrics-port", str(metrics), "--rest-port", str(rest)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     ).stdout
-    read = out.split("the service read:")[1]
+    read, rest = out.split("the service read:")[1].split("the REST gateway read the same")
+    assert "curl -F file=@scan.pdf 'http://127.0.0.1:8080/v1/ocr?format=text'" in rest
     for text in render().texts:
         assert normalize(text) in normalize(read)
+        assert normalize(text) in normalize(rest)
     assert list(tmp_path.iterdir()) == []

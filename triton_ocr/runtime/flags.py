@@ -31,6 +31,10 @@ RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
 EXIT_TIMEOUT_S = 30
 
 
+# the REST gateway's port (`serve --rest-port`, `triton-ocr gateway --port`)
+REST_PORT = 8080
+
+
 @dataclass
 class ServerOptions:
     repository: Path

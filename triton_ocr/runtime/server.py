@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,3 +226,12 @@ def stop(process: subprocess.Popen, timeout: float = STOP_TIMEOUT_S) -> int:
             process.kill()
             process.wait()
     return process.returncode
+
+
+def gateway_process(host: str, grpc_port: int, rest_port: int) -> subprocess.Popen:
+    """`triton-ocr gateway` as a child process, bound where Triton is and calling its gRPC port
+    (over loopback when Triton binds every address); the caller terminates it."""
+    target = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    command = shutil.which("triton-ocr") or str(Path(sys.executable).parent / "triton-ocr")
+    arguments = ["--triton-url", f"{target}:{grpc_port}", "--host", host, "--port", str(rest_port)]
+    return subprocess.Popen([command, "gateway", *arguments])

@@ -1,20 +1,24 @@
 """`triton-ocr demo`: the whole service once, end to end, on an image whose text is known.
 
 Renders a sample, starts the real server on the pack, reads the sample through the client
-library, prints what was rendered and what the service read, and stops the server.
+library and once more through the REST gateway (as curl would), prints what was rendered and
+what the service read, and stops both.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
+import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from triton_ocr.client import OcrClient, TextLine
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.flags import ServerOptions
-from triton_ocr.runtime.server import running_server
+from triton_ocr.runtime.errors import ServerError
+from triton_ocr.runtime.flags import REST_PORT, ServerOptions
+from triton_ocr.runtime.server import gateway_process, running_server
 from triton_ocr.tools.samples import render
 
 
@@ -24,6 +28,7 @@ class DemoOptions:
     http_port: int = 8000
     grpc_port: int = 8001
     metrics_port: int = 8002
+    rest_port: int = REST_PORT  # 0: no REST gateway
 
 
 def run_demo(options: DemoOptions) -> list[TextLine]:
@@ -46,11 +51,41 @@ def run_demo(options: DemoOptions) -> list[TextLine]:
         OcrClient(f"127.0.0.1:{options.http_port}") as client,
     ):
         lines = client.read(sample.png)
+        rest = rest_text(sample.png, options) if options.rest_port else None
     print(f"sample image ({sample.size[0]}x{sample.size[1]}) rendered with:")
     for text in sample.texts:
         print(f"  {text}")
     print("the service read:")
     for line in lines:
         print(f"  {line.text}  (score {line.score:.3f})")
+    if rest is not None:
+        print(f"the REST gateway read the same (`triton-ocr serve` runs it on port {REST_PORT}):")
+        print(f"  curl -F file=@scan.pdf 'http://127.0.0.1:{REST_PORT}/v1/ocr?format=text'")
+        print("".join(f"  | {row}".rstrip() + "\n" for row in rest.splitlines()), end="")
     sys.stdout.flush()
     return lines
+
+
+def rest_text(image: bytes, options: DemoOptions) -> str:
+    """The sample read once more through a REST gateway beside the demo's Triton (POST
+    /v1/ocr?format=text, the raw image as the body), as curl would."""
+    gateway = gateway_process("127.0.0.1", options.grpc_port, options.rest_port)
+    base = f"http://127.0.0.1:{options.rest_port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/readyz", timeout=2).close()
+                break
+            except OSError:
+                if gateway.poll() is not None or time.monotonic() > deadline:
+                    raise ServerError(f"the REST gateway did not start on {base}") from None
+                time.sleep(0.2)
+        request = urllib.request.Request(
+            f"{base}/v1/ocr?format=text", data=image, headers={"Content-Type": "image/png"}
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.read().decode("utf-8")
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=30)

@@ -1,0 +1,326 @@
+"""The REST gateway: `POST /v1/ocr` and its friends, in front of the service's `ocr` model.
+
+A client of the service like any other (triton_ocr.client over gRPC's asyncio API, a few
+channels shared by all requests), so a gateway can run beside Triton or anywhere that reaches
+it. Every answer to a caller's bad input is a problem+json `{"error": …}` with a 4xx status;
+the service busy or starting is a 503 with Retry-After, a timeout a 504. Request contents are
+never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from tritonclient.utils import InferenceServerException
+
+from triton_ocr import contract
+from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError
+from triton_ocr.client.client import jsonl_records, render_text
+
+from .uploads import UploadError, bounded_body, files_of
+
+FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
+ONE_FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per answer
+MEDIA_TYPES = {
+    "json": "application/json",
+    "jsonl": "application/x-ndjson",
+    "text": "text/plain; charset=utf-8",
+    "hocr": "application/xhtml+xml",
+    "alto": "application/xml",
+    "pdf": "application/pdf",
+}
+PROBLEM = "application/problem+json"
+RETRY_AFTER_S = 2
+# the service's gRPC status -> the HTTP status the caller gets
+STATUSES = {"StatusCode.INVALID_ARGUMENT": 400, "StatusCode.UNAVAILABLE": 503}
+TIMEOUTS = ("StatusCode.DEADLINE_EXCEEDED",)
+GATEWAY_PARAMETERS = ("format", "words")  # the rest of the query goes to `ocr`
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    triton_url: str  # the service's gRPC address, host:port
+    timeout_s: float = 120.0  # per request, retries included
+    max_body_bytes: int | None = None  # None: the server's max_image_bytes
+    token: str | None = None  # a bearer token callers must send (None: no auth)
+    channels: int = 2  # gRPC channels shared by all requests
+
+
+class Problem(Exception):
+    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status, self.retry_after = status, retry_after
+
+
+def problem(status: int, message: str, retry_after: int | None = None) -> JSONResponse:
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    body = {"error": message, "status": status}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def query_value(text: str) -> Any:
+    """A query parameter as the `ocr` entry point wants it: booleans, numbers, else the text
+    (the server checks names, types and ranges, as it does for every caller)."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def ocr_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[str, Any]]:
+    """format, words and the `ocr` request parameters of a query string."""
+    given = dict(query)
+    if len(given) != len(query):
+        repeated = sorted({name for name, _ in query if [n for n, _ in query].count(name) > 1})
+        raise Problem(400, f"query parameter given twice: {', '.join(repeated)}")
+    chosen = given.pop("format", "json")
+    if chosen not in FORMATS:
+        raise Problem(400, f"format must be one of {', '.join(FORMATS)}, not {chosen!r}")
+    words = query_value(given.pop("words", "false"))
+    if not isinstance(words, bool):
+        raise Problem(400, f"words must be true or false, not {words!r}")
+    return (
+        chosen,
+        words or chosen in ("hocr", "alto", "pdf"),
+        {name: query_value(value) for name, value in given.items()},
+    )
+
+
+def service_problem(error: Exception) -> Problem:
+    """The service's refusal or failure as the caller's HTTP problem."""
+    if isinstance(error, ImageDecodeError):
+        return Problem(400, str(error))
+    if isinstance(error, InferenceServerException):
+        status = str(error.status())
+        message = error.message() or str(error)
+        if status in TIMEOUTS:
+            return Problem(504, f"the service did not answer in time: {message}")
+        code = STATUSES.get(status, 502)
+        return Problem(code, message, RETRY_AFTER_S if code == 503 else None)
+    if isinstance(error, (TimeoutError, asyncio.TimeoutError)):
+        return Problem(504, "the service did not answer in time")
+    return Problem(503, f"the service cannot be reached: {error}", RETRY_AFTER_S)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "triton_ocr_rest_requests",
+            "REST OCR requests",
+            ["format", "code"],
+            registry=self.registry,
+        )
+        self.seconds = Histogram(
+            "triton_ocr_rest_request_seconds",
+            "REST OCR request latency",
+            ["format"],
+            registry=self.registry,
+        )
+
+
+def make_app(settings: GatewaySettings) -> FastAPI:
+    """The gateway's ASGI app (uvicorn runs it: `triton-ocr gateway`)."""
+    clients = [
+        AsyncOcrClient(settings.triton_url, "grpc", timeout=settings.timeout_s)
+        for _ in range(max(1, settings.channels))
+    ]
+    turn = itertools.cycle(clients)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI):
+        yield
+        for client in clients:
+            await client.close()
+
+    app = FastAPI(
+        title="triton-ocr",
+        summary="OCR of images, PDFs and TIFFs by the triton-ocr service",
+        docs_url=None,  # Swagger UI loads from a CDN; /openapi.json is the description
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    metrics = Metrics()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_problem(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """FastAPI's own refusals (no such route, method) in the same problem+json."""
+        return problem(exc.status_code, str(exc.detail))
+
+    @app.middleware("http")
+    async def bearer(request: Request, call_next):
+        if settings.token is not None and request.url.path.startswith("/v1/"):
+            given = request.headers.get("authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {settings.token}".encode()):
+                return problem(401, "missing or wrong bearer token")
+        return await call_next(request)
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        """The gateway is up (whether the service is: /readyz)."""
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> Response:
+        """Ready when the service's `ocr` entry point is."""
+        try:
+            ready = await next(turn).client.is_model_ready(contract.OCR_MODEL)
+        except Exception as exc:  # noqa: BLE001 (any failure to ask is "not ready")
+            return problem(503, f"the service cannot be reached: {exc}", RETRY_AFTER_S)
+        if not ready:
+            return problem(503, f"the service's {contract.OCR_MODEL} is not ready", RETRY_AFTER_S)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.post(
+        "/v1/ocr",
+        responses={200: {"content": {media: {} for media in MEDIA_TYPES.values()}}},
+        openapi_extra={
+            "requestBody": {
+                "content": {
+                    "multipart/form-data": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "file": {
+                                    "type": "array",
+                                    "items": {"type": "string", "format": "binary"},
+                                }
+                            },
+                        }
+                    },
+                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                }
+            },
+            "parameters": [
+                {"name": "format", "in": "query", "schema": {"enum": list(FORMATS)}},
+                {"name": "words", "in": "query", "schema": {"type": "boolean"}},
+            ],
+        },
+    )
+    async def ocr(request: Request) -> Response:
+        """Read the uploaded files (multipart `file` parts, or one raw body): `format` json (the
+        `read --json` document; a list for several files), jsonl (a page per line, as each file
+        is read), text, hocr, alto or pdf (one file); `words=true` for word boxes; any other
+        query parameter is an `ocr` request parameter (docs/api.md)."""
+        start = time.perf_counter()
+        chosen = request.query_params.get("format", "json")
+        try:
+            response = await answer(request, settings, next(turn))
+        except (Problem, UploadError) as exc:
+            response = problem(exc.status, str(exc), getattr(exc, "retry_after", None))
+        label = chosen if chosen in FORMATS else "invalid"
+        metrics.requests.labels(label, str(response.status_code)).inc()
+        metrics.seconds.labels(label).observe(time.perf_counter() - start)
+        return response
+
+    return app
+
+
+async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrClient) -> Response:
+    chosen, words, parameters = ocr_parameters(request.query_params.multi_items())
+    try:
+        limit = settings.max_body_bytes or (await client.limits()).max_image_bytes
+    except Exception as exc:  # noqa: BLE001
+        raise service_problem(exc) from exc
+    body = await bounded_body(request.stream(), request.headers.get("content-length"), limit)
+    files = files_of(body, request.headers.get("content-type"))
+    if chosen in ONE_FILE_FORMATS and len(files) > 1:
+        raise Problem(400, f"format={chosen} answers one file; {len(files)} were sent")
+    if chosen == "pdf":
+        return await searchable(client, files[0], parameters)
+    if chosen == "jsonl":
+        return StreamingResponse(
+            jsonl_stream(client, files, words, parameters), media_type=MEDIA_TYPES["jsonl"]
+        )
+    documents = await read(client, [data for _, data in files], words, parameters)
+    documents = [Document(d.pages, name) for d, (name, _) in zip(documents, files, strict=True)]
+    if chosen == "json":
+        found = [document.to_dict() for document in documents]
+        return JSONResponse(found[0] if len(found) == 1 else found)
+    if chosen == "text":
+        text = "".join(render_text(document, len(documents) > 1) for document in documents)
+        return PlainTextResponse(text)
+    rendered = documents[0].to_hocr() if chosen == "hocr" else documents[0].to_alto()
+    return Response(rendered, media_type=MEDIA_TYPES[chosen])
+
+
+async def read(
+    client: AsyncOcrClient, items: list[bytes], words: bool, parameters: dict[str, Any]
+) -> list[Document]:
+    try:
+        return await client.read_documents(items, word_boxes=words, **parameters)
+    except (InferenceServerException, ImageDecodeError, OSError, TimeoutError) as exc:
+        raise service_problem(exc) from exc
+
+
+async def jsonl_stream(
+    client: AsyncOcrClient,
+    files: list[tuple[str | None, bytes]],
+    words: bool,
+    parameters: dict[str, Any],
+) -> AsyncIterator[bytes]:
+    """A page per line, file by file as each is read (files read concurrently, answered in
+    the order sent); a file the service refuses is a line {"file", "error"}."""
+    tasks = [asyncio.ensure_future(read(client, [data], words, parameters)) for _, data in files]
+    try:
+        for (name, _), task in zip(files, tasks, strict=True):
+            try:
+                (document,) = await task
+            except Problem as exc:
+                yield (json.dumps({"file": name, "error": str(exc)}) + "\n").encode()
+                continue
+            yield jsonl_records(Document(document.pages, name)).encode()
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def searchable(
+    client: AsyncOcrClient, upload: tuple[str | None, bytes], parameters: dict[str, Any]
+) -> Response:
+    """format=pdf: the file as a searchable PDF (client/pdf.py; pages with text kept)."""
+    from triton_ocr.client import pdf
+
+    name, data = upload
+    try:
+        job = await asyncio.to_thread(pdf.prepare, data)
+    except ValueError as exc:
+        raise Problem(400, str(exc)) from exc
+    document = Document(())
+    if job.send is not None:
+        (read_back,) = await read(client, [job.send], True, parameters)
+        document = pdf.renumbered(job, read_back)
+    errors = [page.error for page in document.pages if page.error]
+    try:
+        made = await asyncio.to_thread(pdf.searchable_pdf, job, document)
+    except ValueError as exc:
+        raise Problem(400, str(exc)) from exc
+    headers = {"X-Pages-Not-Read": str(len(errors))} if errors else None
+    return Response(made, media_type=MEDIA_TYPES["pdf"], headers=headers)
