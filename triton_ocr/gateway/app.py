@@ -276,7 +276,14 @@ async def read(
 ) -> list[Document]:
     try:
         return await client.read_documents(items, word_boxes=words, **parameters)
-    except (InferenceServerException, ImageDecodeError, OSError, TimeoutError) as exc:
+    # asyncio.TimeoutError is TimeoutError from Python 3.11 only (the container's is 3.10)
+    except (
+        InferenceServerException,
+        ImageDecodeError,
+        OSError,
+        TimeoutError,
+        asyncio.TimeoutError,
+    ) as exc:
         raise service_problem(exc) from exc
 
 
