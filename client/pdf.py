@@ -27,7 +27,7 @@ import logging
 import math
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import img2pdf
 import numpy as np
@@ -103,18 +103,7 @@ def prepare(data: bytes, mode: str = "skip") -> Job:
 
 def renumbered(job: Job, document: Document) -> Document:
     """The document the service returned for `job.send`, its pages numbered as in the input."""
-    pages = tuple(
-        Page(
-            number=job.pages[page.number],
-            width=page.width,
-            height=page.height,
-            lines=page.lines,
-            error=page.error,
-            rotation=page.rotation,
-            blocks=page.blocks,
-        )
-        for page in document.pages
-    )
+    pages = tuple(replace(page, number=job.pages[page.number]) for page in document.pages)
     return Document(pages, document.source)
 
 

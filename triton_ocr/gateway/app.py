@@ -38,7 +38,7 @@ from triton_ocr.client.client import jsonl_records, render_text
 from .uploads import UploadError, bounded_body, files_of
 
 FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
-ONE_FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per answer
+ONE_FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per answer, always with its words
 MEDIA_TYPES = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",
@@ -104,7 +104,7 @@ def ocr_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[st
         raise Problem(400, f"words must be true or false, not {words!r}")
     return (
         chosen,
-        words or chosen in ("hocr", "alto", "pdf"),
+        words or chosen in ONE_FILE_FORMATS,
         {name: query_value(value) for name, value in given.items()},
     )
 
