@@ -1,10 +1,12 @@
-"""deploy/ tied to the code it runs: every manifest valid for its kind, the pods started with
-arguments `triton-ocr serve` accepts, on the ports it binds, probed where it answers, given the
-time its stop takes. (The HPA's metrics against a real scrape: tests/e2e/test_deploy_metrics.py.)
+"""deploy/ tied to the code it runs: every manifest valid for its kind, the pod's containers
+(`triton-ocr serve` and the REST gateway beside it) started with arguments their commands accept,
+on the ports they bind, probed where they answer, given the time their stop takes. (The HPA's
+metrics against a real scrape: tests/e2e/test_deploy_metrics.py.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -12,11 +14,20 @@ from pathlib import Path
 
 import pytest
 import typer.main
+import uvicorn
 import yaml
+from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from triton_ocr.cli import app
-from triton_ocr.runtime.flags import ADMIN_KEY_ENV, EXIT_TIMEOUT_S, ServerOptions
+from triton_ocr.gateway import app as gateway_app
+from triton_ocr.runtime.flags import (
+    ADMIN_KEY_ENV,
+    EXIT_TIMEOUT_S,
+    REST_PORT,
+    ServerOptions,
+    free_ports,
+)
 from triton_ocr.runtime.server import DRAIN_TIMEOUT_S, STOP_TIMEOUT_S
 from triton_ocr.tools.deploy_check import (
     CUSTOM_SCHEMAS,
@@ -31,6 +42,7 @@ from triton_ocr.tools.deploy_check import (
 DEPLOY = ROOT / "deploy"
 OVERLAYS = [p.name for p in overlays(DEPLOY)]
 HEALTH = {"readinessProbe": "/v2/health/ready", "livenessProbe": "/v2/health/live"}
+SERVER, GATEWAY = "triton-ocr", "gateway"  # the pod's containers
 
 pytestmark = pytest.mark.skipif(
     shutil.which("kubectl") is None, reason="kubectl renders the Kustomize overlays"
@@ -42,8 +54,10 @@ def rendered(overlay: str) -> dict[str, dict]:
     return {doc["kind"]: doc for doc in documents}
 
 
-def container(deployment: dict) -> dict:
-    (found,) = [c for c in deployment["spec"]["template"]["spec"]["containers"]]
+def container(deployment: dict, name: str = SERVER) -> dict:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert sorted(c["name"] for c in containers) == sorted([SERVER, GATEWAY])
+    (found,) = [c for c in containers if c["name"] == name]
     return found
 
 
@@ -65,6 +79,25 @@ def parse(command: list[str], env: dict[str, str], monkeypatch) -> tuple[str, di
 
 def pod_env(spec: dict) -> dict[str, str]:
     return {e["name"]: e.get("value", "<from a secret>") for e in spec.get("env", [])}
+
+
+def gateway_routes() -> dict[str, object]:
+    """The GET routes of the gateway's app, path -> endpoint (a server that is not there)."""
+    (port,) = free_ports(1)
+    made = gateway_app.make_app(gateway_app.GatewaySettings(f"127.0.0.1:{port}", timeout_s=5))
+    return {r.path: r.endpoint for r in made.routes if "GET" in (getattr(r, "methods", None) or ())}
+
+
+def run_gateway(command: list[str], env: dict[str, str | None], monkeypatch) -> tuple:
+    """What `triton-ocr gateway` hands uvicorn for a command line: (settings, host, port)."""
+    assert command[:2] == ["triton-ocr", "gateway"], command
+    ran = []
+    monkeypatch.setattr(gateway_app, "make_app", lambda settings: settings)
+    monkeypatch.setattr(uvicorn, "run", lambda settings, **kw: ran.append((settings, kw)))
+    result = CliRunner().invoke(app, command[1:], env=env)
+    assert result.exit_code == 0, result.output
+    ((settings, kw),) = ran
+    return settings, kw["host"], kw["port"]
 
 
 def test_every_manifest_is_valid_for_its_kind():
@@ -123,12 +156,17 @@ def test_ports_and_probes_are_what_serve_binds_and_answers(overlay):
         get = spec[probe]["httpGet"]
         assert get["port"] == "http", probe
         assert get["path"] == HEALTH.get(probe, HEALTH["readinessProbe"]), probe
-    service = {p["name"]: p["targetPort"] for p in found["Service"]["spec"]["ports"]}
-    assert service == {name: name for name in ports}
+    gateway = container(found["Deployment"], GATEWAY)
+    rest = {p["name"]: p["containerPort"] for p in gateway["ports"]}
+    assert rest == {"rest": REST_PORT}
+    service = {p["name"]: (p["port"], p["targetPort"]) for p in found["Service"]["spec"]["ports"]}
+    assert service == {name: (port, name) for name, port in {**ports, **rest}.items()}
     selector = found["Service"]["spec"]["selector"].items()
     assert selector <= found["Deployment"]["spec"]["template"]["metadata"]["labels"].items()
     monitor = found["ServiceMonitor"]["spec"]
-    assert [e["port"] for e in monitor["endpoints"]] == ["metrics"]
+    scraped = [(e["port"], e["path"]) for e in monitor["endpoints"]]
+    assert scraped == [("metrics", "/metrics"), ("rest", "/metrics")]
+    assert "/metrics" in gateway_routes()
     assert (
         monitor["selector"]["matchLabels"].items() <= found["Service"]["metadata"]["labels"].items()
     )
@@ -150,6 +188,7 @@ def test_the_pod_runs_serve_container_as_docker_run_does(overlay, monkeypatch):
     assert params["host"] == "0.0.0.0" and params["repository"] == Path("/models")
     assert params["http_port"] == ServerOptions(Path(".")).http_port
     assert params["gpu"] is (overlay == "gpu")
+    assert params["rest_port"] == 0  # the gateway container has the port (same network namespace)
     gpus = spec["resources"]["limits"].get("nvidia.com/gpu")
     assert gpus == (1 if overlay == "gpu" else None)
     mounts = {m["mountPath"]: m["name"] for m in spec["volumeMounts"]}
@@ -162,11 +201,59 @@ def test_the_pod_runs_serve_container_as_docker_run_does(overlay, monkeypatch):
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_gateway_calls_the_server_over_the_pods_loopback(overlay, monkeypatch):
+    deployment = rendered(overlay)["Deployment"]
+    server, spec = container(deployment), container(deployment, GATEWAY)
+    assert spec["image"] == server["image"]
+    grpc = next(p["containerPort"] for p in server["ports"] if p["name"] == "grpc")
+    _, served = parse(entrypoint() + server.get("args", []), pod_env(server), monkeypatch)
+    token = next(e for e in spec["env"] if e["name"] == "TRITON_OCR_REST_TOKEN")["valueFrom"]
+    assert token["secretKeyRef"]["optional"] is True  # no Secret: no token, the pod still starts
+    command = spec["command"] + spec["args"]
+    for given in ("s3cret", None):
+        env = {"TRITON_OCR_REST_TOKEN": given, "TRITON_OCR_HOST": None}
+        settings, host, port = run_gateway(command, env, monkeypatch)
+        assert settings.token == given
+    assert settings.triton_url == f"127.0.0.1:{grpc}" and grpc == served["grpc_port"]
+    assert host == "0.0.0.0" and port == REST_PORT
+    assert "nvidia.com/gpu" not in spec["resources"]["limits"]
+
+
+def test_the_gateway_is_probed_where_it_answers():
+    """Startup and liveness on /healthz (the gateway itself), readiness on /readyz (503 until
+    the server's `ocr` is ready), in every overlay; the paths are the gateway app's routes."""
+    routes = gateway_routes()
+    assert asyncio.run(routes["/healthz"]()) == {"status": "ok"}
+    assert asyncio.run(routes["/readyz"]()).status_code == 503  # no server
+    paths = {"startupProbe": "/healthz", "readinessProbe": "/readyz", "livenessProbe": "/healthz"}
+    for overlay in OVERLAYS:
+        spec = container(rendered(overlay)["Deployment"], GATEWAY)
+        for probe, path in paths.items():
+            assert spec[probe]["httpGet"] == {"path": path, "port": "rest"}, (overlay, probe)
+            assert path in routes
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_container_requests_its_limits(overlay):
+    """The Guaranteed QoS class (evicted last) needs it of every container, init ones too."""
+    pod = rendered(overlay)["Deployment"]["spec"]["template"]["spec"]
+    for spec in pod["containers"] + pod.get("initContainers", []):
+        resources = spec["resources"]
+        assert resources["requests"] == resources["limits"], spec["name"]
+        assert {"cpu", "memory"} <= resources["limits"].keys(), spec["name"]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
 def test_the_grace_period_outlasts_the_drain_and_the_stop(overlay, monkeypatch):
     pod = rendered(overlay)["Deployment"]["spec"]["template"]["spec"]
     spec = container({"spec": {"template": {"spec": pod}}})
     name, params = parse(spec["lifecycle"]["preStop"]["exec"]["command"], {}, monkeypatch)
     assert name == "drain" and params["http_port"] == ServerOptions(Path(".")).http_port
+    # the gateway accepts requests as long as the server does (its drain's delay), then stops
+    # at SIGTERM once the requests inside are answered, which they are before the server stops
+    gateway = container({"spec": {"template": {"spec": pod}}}, GATEWAY)
+    sleep, seconds = gateway["lifecycle"]["preStop"]["exec"]["command"]
+    assert sleep == "sleep" and params["delay"] <= int(seconds) < DRAIN_TIMEOUT_S
     # preStop: the delay, then the drain; SIGTERM: serve drains again (nothing left by then,
     # but bounded the same), then Triton gets STOP_TIMEOUT_S, which outlasts its exit timeout
     assert STOP_TIMEOUT_S > EXIT_TIMEOUT_S
