@@ -334,17 +334,22 @@ def bench(
     pack: str = typer.Option(
         DEFAULT_PACK, help="PP-OCR pack to serve: ppocr-v6 or ppocr (its RapidOCR is row A)."
     ),
+    only: str = typer.Option(
+        None, help="One section alone: gateway (the REST gateway against gRPC; gateway.json)."
+    ),
 ) -> None:
     """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
-    design, and the server's ensemble_model and ocr over HTTP/gRPC (needs the bench
-    environment: make bench)."""
+    design, the server's ensemble_model and ocr over HTTP/gRPC, and the REST gateway's cost
+    (needs the bench environment: make bench)."""
     from triton_ocr.tools.bench.run import BenchOptions, run_benchmark
     from triton_ocr.tools.reference import ReferenceNotInstalled, reference_for
 
     try:
         reference_for(pack)  # first: east-str has no RapidOCR to compare with, exported or not
         found = pack_repository(repository, pack)
-        run_benchmark(BenchOptions(found, out, shared_eval, rounds, concurrency, floor_threads))
+        run_benchmark(
+            BenchOptions(found, out, shared_eval, rounds, concurrency, floor_threads, only)
+        )
     except (ValueError, ReferenceNotInstalled) as exc:
         fail(str(exc), 2)
 

@@ -72,22 +72,27 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     }
 
 
+def row_figures(row: Row) -> dict:
+    """A row's name, load and speed, as every table of benchmark.json gives them."""
+    return {
+        "row": row.name,
+        "concurrency": row.concurrency,
+        "images": row.images,
+        "images_per_s": row.throughput,
+        "p50_ms": row.percentile(50) * 1000,
+        "p95_ms": row.percentile(95) * 1000,
+    }
+
+
 def summarize(rows: list[Row], a: Row, b: Row) -> list[dict]:
-    out = []
-    for row in rows:
-        out.append(
-            {
-                "row": row.name,
-                "concurrency": row.concurrency,
-                "images": row.images,
-                "images_per_s": row.throughput,
-                "p50_ms": row.percentile(50) * 1000,
-                "p95_ms": row.percentile(95) * 1000,
-                "vs_A": row.throughput / a.throughput if a.throughput else float("nan"),
-                "vs_B": row.throughput / b.throughput if b.throughput else float("nan"),
-            }
-        )
-    return out
+    return [
+        {
+            **row_figures(row),
+            "vs_A": row.throughput / a.throughput if a.throughput else float("nan"),
+            "vs_B": row.throughput / b.throughput if b.throughput else float("nan"),
+        }
+        for row in rows
+    ]
 
 
 def print_table(summary: list[dict]) -> None:

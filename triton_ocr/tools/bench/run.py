@@ -16,6 +16,7 @@ from triton_ocr.config.repository import Repository
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import ReadOne, Row, bench_images, paired_seconds, run_row
 
+from .gateway import gateway_lines, gateway_summary, measure_gateway, running_gateway
 from .readers import compare_entry_points, served_reader, tutorial_reader
 from .report import chart, environment, model_statistics, print_table, summarize
 from .worker import FreshProcess
@@ -29,10 +30,57 @@ class BenchOptions:
     rounds: int  # interleaved rounds over the whole image set
     concurrencies: Sequence[int]  # client concurrencies of the served rows
     floor_threads: int  # onnxruntime intra-op threads of row B
+    only: str | None = None  # one section alone: "gateway" (the REST gateway's cost)
+
+
+SECTIONS = ("gateway",)
+
+
+def gateway_section(
+    grpc_url: str, server_pid: int, port: int, images: Sequence[bytes], rounds: int, out_dir: Path
+) -> dict:
+    """The REST gateway's cost on the bench's server (gateway.py): its own process, both rows."""
+    from triton_ocr.tools.reliability.hostile import cpu_name
+
+    with running_gateway(grpc_url, port, out_dir / "gateway.log") as gateway:
+        run = measure_gateway(grpc_url, server_pid, gateway, images, rounds)
+    return gateway_summary(run, cpu_name())
+
+
+def run_gateway_only(options: BenchOptions) -> dict:
+    """`bench --only gateway`: serve the pack, measure the gateway section alone, write
+    gateway.json (benchmark.json, the whole run's, is left as it is)."""
+    from triton_ocr.runtime.flags import ServerOptions, free_ports
+    from triton_ocr.runtime.server import running_server
+
+    repository = options.repository
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    images = [data for _, data in bench_images(options.shared_eval)]
+    http, grpc, metrics, rest = free_ports(4)
+    opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack)
+    with running_server(opts, log_file=options.out_dir / "tritonserver.log") as server:
+        grpc_url, out_dir = f"127.0.0.1:{grpc}", options.out_dir
+        section = gateway_section(grpc_url, server.pid, rest, images, options.rounds, out_dir)
+    result = {
+        "command": " ".join(sys.argv),
+        "images": len(images),
+        "rounds": options.rounds,
+        "environment": environment(repository, options.floor_threads),
+        "gateway_overhead": section,
+    }
+    path = options.out_dir / "gateway.json"
+    path.write_text(json.dumps(result, indent=2))
+    print("\n".join(gateway_lines(section)).lstrip("\n"))
+    print(f"\nwrote {path}")
+    return result
 
 
 def run_benchmark(options: BenchOptions) -> dict:
     """Serve the pack and measure every row on it; row A is the pack's RapidOCR release."""
+    if options.only is not None:
+        if options.only not in SECTIONS:
+            raise ValueError(f"--only must be one of {', '.join(SECTIONS)}, not {options.only!r}")
+        return run_gateway_only(options)
     from triton_ocr.runtime.flags import ServerOptions, free_ports
     from triton_ocr.runtime.server import running_server
 
@@ -70,12 +118,12 @@ def run_benchmark(options: BenchOptions) -> dict:
         for protocol in ("http", "grpc")
         for conc in options.concurrencies
     ]
-    http, grpc, metrics = free_ports(3)
+    http, grpc, metrics, rest = free_ports(4)
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=pack)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(running_server(opts, log_file=out_dir / "tritonserver.log"))
+        server = stack.enter_context(running_server(opts, log_file=out_dir / "tritonserver.log"))
         cold_start = time.perf_counter() - start
         first = time.perf_counter()
         served_reader(urls["grpc"], "grpc", contract.OCR_MODEL)(images[0])
@@ -112,6 +160,7 @@ def run_benchmark(options: BenchOptions) -> dict:
             images,
             options.rounds,
         )
+        gateway = gateway_section(urls["grpc"], server.pid, rest, images, options.rounds, out_dir)
         stats = model_statistics(urls["http"])
         differences = compare_entry_points(urls["grpc"], named_images)
     alone_after = run_alone("after")
@@ -139,6 +188,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         "steady_first_image_ocr_grpc_c1_s": first_image_steady,
         "rows": summary,
         "page_orientation_cost": orientation_cost,
+        "gateway_overhead": gateway,
         "row_a_alone": {
             "images_per_s": alone,  # the mean of the runs before and after
             "before_images_per_s": alone_before.throughput,
@@ -172,6 +222,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         f"{cost['on_images_per_s']:.2f} img/s with it, {cost['off_images_per_s']:.2f} without: "
         f"it costs {cost['cost']:.1%} of throughput"
     )
+    print("\n".join(gateway_lines(gateway)))
     print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
     for diff in differences:
         print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")
