@@ -61,10 +61,10 @@ def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_f
 def test_demo_prints_the_sample_text(repository, tmp_path):
     from triton_ocr.tools.samples import render
 
-    http, grpc, metrics, rest = free_ports(4)
+    http, grpc, metrics, rest_port = free_ports(4)
     out = subprocess.run(
-        [CLI, "demo", "--repository", str(repository), "--http-port", str(http)]
-        + ["--grpc-port", str(grpc), "--metrics-port", str(metrics), "--rest-port", str(rest)],
+        [CLI, "demo", "--repository", str(repository), "--http-port", str(http), "--grpc-port"]
+        + [str(grpc), "--metrics-port", str(metrics), "--rest-port", str(rest_port)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -72,7 +72,10 @@ def test_demo_prints_the_sample_text(repository, tmp_path):
         check=True,
     ).stdout
     read, rest = out.split("the service read:")[1].split("the REST gateway read the same")
-    assert "curl -F file=@scan.pdf 'http://127.0.0.1:8080/v1/ocr?format=text'" in rest
+    from triton_ocr.tools.demo import SAMPLE_PATH
+
+    curl = f"$ curl -sS -F file=@{SAMPLE_PATH} 'http://127.0.0.1:{rest_port}/v1/ocr?format=text'"
+    assert curl in rest and SAMPLE_PATH.read_bytes() == render().png
     for text in render().texts:
         assert normalize(text) in normalize(read)
         assert normalize(text) in normalize(rest)

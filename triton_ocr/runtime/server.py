@@ -232,6 +232,7 @@ def gateway_process(host: str, grpc_port: int, rest_port: int) -> subprocess.Pop
     """`triton-ocr gateway` as a child process, bound where Triton is and calling its gRPC port
     (over loopback when Triton binds every address); the caller terminates it."""
     target = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    command = shutil.which("triton-ocr") or str(Path(sys.executable).parent / "triton-ocr")
+    beside = Path(sys.executable).parent / "triton-ocr"  # this environment's, before PATH's
+    command = str(beside) if beside.exists() else shutil.which("triton-ocr") or str(beside)
     arguments = ["--triton-url", f"{target}:{grpc_port}", "--host", host, "--port", str(rest_port)]
     return subprocess.Popen([command, "gateway", *arguments])

@@ -7,6 +7,9 @@ what the service read, and stops both.
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +23,9 @@ from triton_ocr.runtime.errors import ServerError
 from triton_ocr.runtime.flags import REST_PORT, ServerOptions
 from triton_ocr.runtime.server import gateway_process, running_server
 from triton_ocr.tools.samples import render
+
+# the sample as the demo's curl line sends it, kept for that line to work again
+SAMPLE_PATH = Path(tempfile.gettempdir()) / "triton-ocr-demo" / "sample.png"
 
 
 @dataclass(frozen=True)
@@ -59,18 +65,26 @@ def run_demo(options: DemoOptions) -> list[TextLine]:
     for line in lines:
         print(f"  {line.text}  (score {line.score:.3f})")
     if rest is not None:
-        print(f"the REST gateway read the same (`triton-ocr serve` runs it on port {REST_PORT}):")
-        print(f"  curl -F file=@scan.pdf 'http://127.0.0.1:{REST_PORT}/v1/ocr?format=text'")
-        print("".join(f"  | {row}".rstrip() + "\n" for row in rest.splitlines()), end="")
+        command, text = rest
+        base = f"http://127.0.0.1:{options.rest_port}"
+        print(f"the REST gateway read the same ({base}; `triton-ocr serve` runs it):")
+        print(f"  $ {shlex.join(command)}")
+        print("".join(f"  | {row}".rstrip() + "\n" for row in text.splitlines()), end="")
+        print(f"  (with `triton-ocr serve` running: the same line again, and the page at {base}/)")
     sys.stdout.flush()
     return lines
 
 
-def rest_text(image: bytes, options: DemoOptions) -> str:
-    """The sample read once more through a REST gateway beside the demo's Triton (POST
-    /v1/ocr?format=text, the raw image as the body), as curl would."""
+def rest_text(image: bytes, options: DemoOptions) -> tuple[list[str], str]:
+    """The sample read once more through a REST gateway beside the demo's Triton, by the curl
+    line printed (urllib's same POST where curl is not installed); the sample is kept at
+    SAMPLE_PATH, so the line works again against `triton-ocr serve`."""
     gateway = gateway_process("127.0.0.1", options.grpc_port, options.rest_port)
     base = f"http://127.0.0.1:{options.rest_port}"
+    SAMPLE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    SAMPLE_PATH.write_bytes(image)
+    url = f"{base}/v1/ocr?format=text"
+    command = ["curl", "-sS", "-F", f"file=@{SAMPLE_PATH}", url]
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -81,11 +95,14 @@ def rest_text(image: bytes, options: DemoOptions) -> str:
                 if gateway.poll() is not None or time.monotonic() > deadline:
                     raise ServerError(f"the REST gateway did not start on {base}") from None
                 time.sleep(0.2)
-        request = urllib.request.Request(
-            f"{base}/v1/ocr?format=text", data=image, headers={"Content-Type": "image/png"}
-        )
+        if shutil.which("curl") is not None:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            if done.returncode != 0:
+                raise ServerError(f"curl could not reach the REST gateway: {done.stderr}")
+            return command, done.stdout
+        request = urllib.request.Request(url, data=image, headers={"Content-Type": "image/png"})
         with urllib.request.urlopen(request, timeout=60) as response:
-            return response.read().decode("utf-8")
+            return command, response.read().decode("utf-8")
     finally:
         gateway.terminate()
         gateway.wait(timeout=30)
