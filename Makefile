@@ -25,6 +25,8 @@ PERF_DIR := .perf-analyzer
 PERF_ANALYZER := $(PERF_DIR)/perf_analyzer
 LIBB64_VERSION ?= 1.2-5+b1
 LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82
+# Debian's packages the page's browser test drives (tests/e2e/test_page.py)
+CHROMIUM_PACKAGES := chromium chromium-driver
 
 .PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export serve lock clean
 
@@ -43,10 +45,20 @@ endef
 
 # Create the virtual environment from the dev lock (the package, the local Triton runtime and
 # the dev tools), and make sure the Python backend stub can run (installs libpython if missing);
-# OCRmyPDF, in the dev lock for the plugin, gets Debian's Ghostscript the same way.
+# OCRmyPDF, in the dev lock for the plugin, gets Debian's Ghostscript the same way, and the
+# gateway page's browser test (tests/e2e/test_page.py) Debian's headless Chromium and its
+# chromedriver, where they are missing and this is root with apt-get (a test need, not the
+# runtime's; without them the test skips, and fails in CI).
 $(STAMP): pyproject.toml locks/dev.txt
 	$(call locked_venv,$(VENV),locks/dev.txt)
 	$(BIN)/triton-ocr doctor --fix
+	@if ! { command -v chromium && command -v chromedriver; } >/dev/null \
+		&& command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing $(CHROMIUM_PACKAGES) for the page's browser test"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGES) >/dev/null \
+		|| echo "note: apt-get did not install $(CHROMIUM_PACKAGES): the page's browser test cannot run"; \
+	fi
 	touch $(STAMP)
 
 # torch's CPU build (2.13.0+cpu) is the one release in the export lock that PyPI does not serve:

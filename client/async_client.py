@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_ocr import contract
-from triton_ocr.settings import ImageLimits
+from triton_ocr.settings import Documents, ImageLimits, ManyImages
 
 from .ocr_client import (
     ClientOptions,
@@ -28,6 +28,7 @@ from .ocr_client import (
     limits_from,
     ocr_documents,
     ocr_request,
+    request_limits_from,
     source_of,
     with_retries_async,
 )
@@ -55,6 +56,7 @@ class AsyncOcrClient(ClientOptions):
             import tritonclient.grpc.aio as module
         self._module = module
         self._client: Any = None
+        self._request_limits: tuple[ManyImages, Documents] | None = None
 
     @property
     def client(self) -> Any:
@@ -75,6 +77,14 @@ class AsyncOcrClient(ClientOptions):
             config = await self.client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
             self._limits = limits_from(config)
         return self._limits
+
+    async def request_limits(self) -> tuple[ManyImages, Documents]:
+        """What one `ocr` request may hold (items; pages of all of them), from its config."""
+        if self._request_limits is None:
+            as_json = {"as_json": True} if self.protocol == "grpc" else {}
+            config = await self.client.get_model_config(contract.OCR_MODEL, **as_json)
+            self._request_limits = request_limits_from(config)
+        return self._request_limits
 
     async def _infer(self, request: Request):
         async def attempt(seconds_left: float):

@@ -42,7 +42,7 @@ from triton_ocr.client.inputs import (
     outputs_done,
     stdout_file,
 )
-from triton_ocr.client.results import Document
+from triton_ocr.client.results import Document, Page
 
 DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
 FORMATS = ("text", "json", "jsonl", "hocr", "alto", "pdf")
@@ -133,13 +133,13 @@ def render_text(document: Document, several: bool) -> str:
 def jsonl_records(document: Document) -> str:
     """One JSON object per page: file, page (1-based), pages (the file's), size and lines."""
     return "".join(
-        json.dumps(
-            {"file": document.source, **page.to_dict(), "pages": len(document.pages)},
-            ensure_ascii=False,
-        )
-        + "\n"
-        for page in document.pages
+        page_record(document.source, page, len(document.pages)) for page in document.pages
     )
+
+
+def page_record(source: str | None, page: Page, pages: int) -> str:
+    """A page's JSON line: its file, the page's fields, the file's page count."""
+    return json.dumps({"file": source, **page.to_dict(), "pages": pages}, ensure_ascii=False) + "\n"
 
 
 def write_whole(path: Path, content: str | bytes) -> None:

@@ -29,7 +29,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.config.repository import step_settings
 from triton_ocr.preprocessing.header import DocumentGiven, ImageDecodeError, check_encoded
-from triton_ocr.settings import ImageLimits
+from triton_ocr.settings import Documents, ImageLimits, ManyImages
 
 from .results import Document, TextLine, parse_lines, parse_ocr_outputs
 
@@ -220,6 +220,12 @@ def limits_from(config: dict) -> ImageLimits:
     """The decode limits in detection_preprocessing's config (gRPC wraps it, HTTP does not)."""
     _, limits, *_ = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
     return limits
+
+
+def request_limits_from(config: dict) -> tuple[ManyImages, Documents]:
+    """What one `ocr` request may hold, from its config: items, and pages all together."""
+    _, many, documents, _ = step_settings(contract.OCR_MODEL, config.get("config", config))
+    return many, documents
 
 
 class ClientOptions:

@@ -26,7 +26,7 @@ import io
 import logging
 import math
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import img2pdf
@@ -39,7 +39,7 @@ from pikepdf.canvas import ContentStreamBuilder
 from PIL import Image, ImageOps
 
 from triton_ocr.preprocessing.documents import PDFIUM_LOCK
-from triton_ocr.preprocessing.header import EXIF_ORIENTATION_TAG, is_pdf
+from triton_ocr.preprocessing.header import EXIF_ORIENTATION_TAG, is_pdf, page_count_of_tiff
 
 from .results import Document, Page, Polygon
 
@@ -159,6 +159,30 @@ def saved(pdf: pikepdf.Pdf, keep_encryption: bool = False) -> bytes:
 def page_count(source: bytes) -> int:
     with pikepdf.open(io.BytesIO(source)) as pdf:
         return len(pdf.pages)
+
+
+def split_pages(data: bytes) -> tuple[int, Iterator[bytes] | None]:
+    """The pages an item holds as the server counts them (a PDF's, 1 when pikepdf cannot open
+    it: the service then says why; a TIFF's frames; 1 for an image) and, for a PDF of two or
+    more, each page as a PDF of its own, made as it is asked for (the gateway's jsonl reads a
+    long PDF page by page)."""
+    if not is_pdf(data):
+        return page_count_of_tiff(data), None
+    try:
+        count = page_count(data)
+    except (pikepdf.PdfError, pikepdf.PasswordError, ValueError):
+        return 1, None
+    return count, (pages_apart(data) if count > 1 else None)
+
+
+def pages_apart(data: bytes) -> Iterator[bytes]:
+    """Each page of a PDF as a PDF of its own. pikepdf copies a page's inherited attributes
+    with it (MediaBox, /Rotate, Resources), so it renders as it does in its document."""
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        for page in pdf.pages:
+            single = pikepdf.new()
+            single.pages.append(page)
+            yield saved(single)
 
 
 def image_pdf(data: bytes) -> bytes:

@@ -68,8 +68,9 @@ MAY_IMPORT = {
     "cli": PURE + ("config", "runtime", "client", "export", "tools", "gateway"),
     # the OCRmyPDF plugin is a client of the service, like any other
     "ocrmypdf": ("errors", "contract", "client"),
-    # the REST gateway: a client of the service, like the plugin
-    "gateway": ("errors", "contract", "client"),
+    # the REST gateway: a client of the service, like the plugin; its page's previews are the
+    # pages decoded by the server's own decoder (preprocessing.documents) with its settings
+    "gateway": ("errors", "contract", "client", "settings", "preprocessing"),
 }
 TRITON = ("tritonclient", "triton_python_backend_utils", "pytriton", "google.protobuf")
 

@@ -177,3 +177,40 @@ def test_resume_with_pdf_output_wants_the_pdf_too(tmp_path):
     assert outputs_done(tmp_path, "scan") and not outputs_done(tmp_path, "scan", pdf=True)
     (tmp_path / "scan.pdf").write_bytes(b"%PDF")
     assert outputs_done(tmp_path, "scan", pdf=True)
+
+
+def test_split_pages_gives_each_page_as_it_renders_in_its_document():
+    """The gateway's jsonl reads a PDF a page per request: each page alone must render as it
+    does in the document, attributes it inherits from the page tree (/Rotate, MediaBox) too."""
+    source = pikepdf.new()
+    for _ in range(3):
+        source.add_blank_page(page_size=(200, 300))
+    source.Root.Pages.MediaBox = pikepdf.Array([0, 0, 400, 500])
+    source.Root.Pages.Rotate = 90
+    for page in source.pages:
+        del page.obj.MediaBox
+    buffer = io.BytesIO()
+    source.save(buffer)
+    count, apart = pdf.split_pages(buffer.getvalue())
+    assert count == 3 and apart is not None
+    singles = list(apart)
+    assert len(singles) == 3
+    whole = pdfium.PdfDocument(buffer.getvalue())
+    for number, single in enumerate(singles):
+        alone = pdfium.PdfDocument(single)
+        assert len(alone) == 1
+        assert (alone[0].get_size(), alone[0].get_rotation()) == ((500, 400), 90)
+        assert (whole[number].get_size(), whole[number].get_rotation()) == ((500, 400), 90)
+        alone.close()
+    whole.close()
+
+
+def test_split_pages_counts_what_it_does_not_split():
+    frames = [Image.new("L", (50, 40), "white") for _ in range(3)]
+    tiff = io.BytesIO()
+    frames[0].save(tiff, "TIFF", save_all=True, append_images=frames[1:])
+    one_page = make_pdf([Image.new("RGB", (100, 100), "white")])
+    assert pdf.split_pages(tiff.getvalue()) == (3, None)  # the server reads a TIFF's frames
+    assert pdf.split_pages(blank_png()) == (1, None)
+    assert pdf.split_pages(one_page) == (1, None)
+    assert pdf.split_pages(b"%PDF-1.7 broken") == (1, None)  # the service says why

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPOSITORY
+from tests.documents import make_pdf, text_page
 from triton_ocr.export.ppocr import export_ppocr
 from triton_ocr.runtime.flags import ServerOptions, free_ports
 from triton_ocr.runtime.server import running_server
+from triton_ocr.tools.samples import render
 
 ADMIN_KEY = "e2e-admin-key"  # the test server's key for the restricted APIs
 
@@ -53,3 +55,15 @@ def server_pid(server: Endpoints) -> int:
         if command[0].endswith(b"tritonserver") and f"--http-port={port}".encode() in command:
             return int(proc.name)
     raise AssertionError("the test server's process was not found")
+
+
+@pytest.fixture(scope="session")
+def demo() -> bytes:
+    """The demo's rendered sample (PNG), whose lines are tools.samples.DEMO_LINES."""
+    return render().png
+
+
+@pytest.fixture(scope="session")
+def two_pages() -> bytes:
+    """A 2-page PDF of one known line per page."""
+    return make_pdf([text_page("first page words"), text_page("second page here")])

@@ -15,12 +15,15 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+import pikepdf
 import pypdfium2 as pdfium
 import pytest
 
 from tests.documents import make_pdf, text_page
+from triton_ocr import contract
+from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.runtime.flags import free_ports
-from triton_ocr.tools.samples import DEMO_LINES, render
+from triton_ocr.tools.samples import DEMO_LINES
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")
 BODY_LIMIT = 3_000_000
@@ -85,16 +88,6 @@ def multipart(*files: tuple[str, bytes]) -> tuple[bytes, str]:
     return body, f"multipart/form-data; boundary={boundary}"
 
 
-@pytest.fixture(scope="module")
-def demo() -> bytes:
-    return render().png
-
-
-@pytest.fixture(scope="module")
-def two_pages() -> bytes:
-    return make_pdf([text_page("first page words"), text_page("second page here")])
-
-
 def test_a_multipart_upload_as_text_prints_the_lines(gateway, demo):
     body, kind = multipart(("demo.png", demo))
     status, headers, answer = call(f"{gateway}/v1/ocr?format=text", body, kind)
@@ -122,6 +115,64 @@ def test_jsonl_answers_a_page_per_line(gateway, two_pages):
     assert [(p["page"], p["pages"]) for p in pages] == [(1, 2), (2, 2)]
 
 
+def chunks_of(url: str, body: bytes, content_type: str) -> list[bytes]:
+    """The chunks of a chunked HTTP answer as they came (http.client joins them)."""
+    host, port = url.removeprefix("http://").split("/", 1)[0].split(":")
+    path = "/" + url.removeprefix("http://").split("/", 1)[1]
+    with socket.create_connection((host, int(port)), timeout=120) as connection:
+        connection.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        stream = connection.makefile("rb")
+        head = b"".join(iter(lambda: stream.readline(), b"\r\n"))
+        assert head.startswith(b"HTTP/1.1 200") and b"chunked" in head.lower(), head
+        found = []
+        while size := int(stream.readline().strip(), 16):
+            found.append(stream.read(size))
+            stream.readline()
+        return found
+
+
+def test_jsonl_streams_a_pdf_page_by_page(gateway):
+    """Each page of a PDF is its own request and its own chunk of the answer, in page order:
+    a long PDF answers as its pages are read, not when the whole file is."""
+    texts = [f"page number {n} here" for n in range(1, 6)]
+    document = make_pdf([text_page(text) for text in texts])
+    chunks = chunks_of(f"{gateway}/v1/ocr?format=jsonl", document, "application/pdf")
+    assert [chunk.count(b"\n") for chunk in chunks] == [1] * len(texts)
+    pages = [json.loads(chunk) for chunk in chunks]
+    assert [(p["page"], p["pages"], p["file"]) for p in pages] == [
+        (n, 5, None) for n in range(1, 6)
+    ]
+    for page, text in zip(pages, texts, strict=True):
+        assert text in " ".join(line["text"] for line in page["lines"])
+
+
+def test_jsonl_holds_the_request_limits_of_one_request(gateway, repository, demo):
+    """Reading page by page must not lift the service's limit on the pages of one request,
+    nor may several files; a file the service refuses after the first is a line of its own."""
+    config = Repository(repository).config_dict(contract.OCR_MODEL)
+    _, _, documents, _ = step_settings(contract.OCR_MODEL, config)
+    blank = pikepdf.new()
+    for _ in range(documents.max_pages + 1):
+        blank.add_blank_page()
+    buffer = io.BytesIO()
+    blank.save(buffer)
+    for chosen in ("jsonl", "json"):
+        url = f"{gateway}/v1/ocr?format={chosen}"
+        status, _, answer = call(url, buffer.getvalue(), "application/pdf")
+        assert status == 400, answer
+        assert f"at most {documents.max_pages} per request" in json.loads(answer)["error"]
+    body, kind = multipart(("a.png", demo), ("b.png", b"\x89PNG\r\n\x1a\n broken"))
+    status, _, answer = call(f"{gateway}/v1/ocr?format=jsonl", body, kind)
+    assert status == 200
+    first, second = (json.loads(row) for row in answer.decode().splitlines())
+    assert first["file"] == "a.png" and first["lines"]
+    assert second["file"] == "b.png" and second["error"]
+
+
 def test_documents_as_hocr_alto_and_searchable_pdf(gateway, two_pages):
     status, headers, answer = call(f"{gateway}/v1/ocr?format=hocr", two_pages, "application/pdf")
     assert status == 200 and b"ocrx_word" in answer
@@ -138,6 +189,7 @@ def test_documents_as_hocr_alto_and_searchable_pdf(gateway, two_pages):
     ("query", "body", "kind", "status", "says"),
     [
         ("text_score=5", b"png", "image/png", 400, "text_score"),
+        ("format=jsonl&text_score=5", b"png", "image/png", 400, "text_score"),
         ("no_such_parameter=1", b"png", "image/png", 400, "no_such_parameter"),
         ("format=docx", b"x", "image/png", 400, "format must be one of"),
         ("", b"hello", "text/plain", 415, "unsupported Content-Type"),

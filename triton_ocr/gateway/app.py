@@ -10,13 +10,14 @@ never logged.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import itertools
 import json
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -32,10 +33,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
-from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError
-from triton_ocr.client.client import jsonl_records, render_text
+from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
+from triton_ocr.client.client import jsonl_records, page_record, render_text
 
-from .uploads import UploadError, bounded_body, files_of
+from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
 FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
 ONE_FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per answer, always with its words
@@ -159,7 +160,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
     app = FastAPI(
         title="triton-ocr",
         summary="OCR of images, PDFs and TIFFs by the triton-ocr service",
-        docs_url=None,  # Swagger UI loads from a CDN; /openapi.json is the description
+        docs_url=None,  # Swagger UI loads from a CDN: /docs is page.py's, offline
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -167,8 +168,10 @@ def make_app(settings: GatewaySettings) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_problem(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        """FastAPI's own refusals (no such route, method) in the same problem+json."""
-        return problem(exc.status_code, str(exc.detail))
+        """FastAPI's own refusals (no such route, method) and page.py's in the same
+        problem+json; a 503 says when to retry, as every 503 here does."""
+        retry_after = RETRY_AFTER_S if exc.status_code == 503 else None
+        return problem(exc.status_code, str(exc.detail), retry_after)
 
     @app.middleware("http")
     async def bearer(request: Request, call_next):
@@ -202,22 +205,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         "/v1/ocr",
         responses={200: {"content": {media: {} for media in MEDIA_TYPES.values()}}},
         openapi_extra={
-            "requestBody": {
-                "content": {
-                    "multipart/form-data": {
-                        "schema": {
-                            "type": "object",
-                            "properties": {
-                                "file": {
-                                    "type": "array",
-                                    "items": {"type": "string", "format": "binary"},
-                                }
-                            },
-                        }
-                    },
-                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
-                }
-            },
+            "requestBody": REQUEST_BODY,
             "parameters": [
                 {"name": "format", "in": "query", "schema": {"enum": list(FORMATS)}},
                 {"name": "words", "in": "query", "schema": {"type": "boolean"}},
@@ -240,6 +228,9 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         metrics.seconds.labels(label).observe(time.perf_counter() - start)
         return response
 
+    from .page import add_page  # the page for people at /, /docs and POST /v1/preview
+
+    add_page(app, lambda: next(turn), settings.max_body_bytes)
     return app
 
 
@@ -256,9 +247,7 @@ async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrCl
     if chosen == "pdf":
         return await searchable(client, files[0], parameters)
     if chosen == "jsonl":
-        return StreamingResponse(
-            jsonl_stream(client, files, words, parameters), media_type=MEDIA_TYPES["jsonl"]
-        )
+        return await jsonl_answer(client, files, words, parameters)
     documents = await read(client, [data for _, data in files], words, parameters)
     documents = [Document(d.pages, name) for d, (name, _) in zip(documents, files, strict=True)]
     if chosen == "json":
@@ -287,34 +276,119 @@ async def read(
         raise service_problem(exc) from exc
 
 
-async def jsonl_stream(
+@dataclass(frozen=True)
+class Part:
+    """What one `ocr` request of a jsonl answer reads: a whole file, or one page of a PDF."""
+
+    name: str | None
+    data: bytes
+    page: int | None = None  # the page's 0-based index in its PDF (None: the whole file)
+    pages: int = 1  # the file's pages
+
+
+async def jsonl_answer(
     client: AsyncOcrClient,
     files: list[tuple[str | None, bytes]],
     words: bool,
     parameters: dict[str, Any],
-) -> AsyncIterator[bytes]:
-    """A page per line, file by file as each is read (files read concurrently, answered in
-    the order sent); a file the service refuses is a line {"file", "error"}."""
-    tasks = [asyncio.ensure_future(read(client, [data], words, parameters)) for _, data in files]
+) -> Response:
+    """format=jsonl: a page per line as each is read, in the order sent. A PDF of several pages
+    goes one page per request, so its first line comes after one page's work, not the whole
+    file's; as many pages are in flight as the service reads at once within a request
+    (images_in_flight), and the request limits (items; pages all together) hold for the upload
+    as they would for one request. The first line is read before answering, so a parameter the
+    service refuses is a 400, not a 200 with an error line."""
     try:
-        for (name, _), task in zip(files, tasks, strict=True):
-            try:
-                (document,) = await task
-            except Problem as exc:
-                yield (json.dumps({"file": name, "error": str(exc)}) + "\n").encode()
+        many, documents = await client.request_limits()
+    except Exception as exc:  # noqa: BLE001
+        raise service_problem(exc) from exc
+    if len(files) > many.max_images_per_request:
+        limit = many.max_images_per_request
+        raise Problem(400, f"the request holds {len(files)} files; at most {limit} per request")
+    splits = await asyncio.to_thread(lambda: [pdf.split_pages(data) for _, data in files])
+    total = sum(count for count, _ in splits)
+    if total > documents.max_pages:
+        limit = documents.max_pages
+        raise Problem(400, f"the request holds {total} pages; at most {limit} per request")
+
+    async def parts() -> AsyncIterator[Part]:
+        for (name, data), (count, apart) in zip(files, splits, strict=True):
+            if apart is None:
+                yield Part(name, data)
                 continue
-            yield jsonl_records(Document(document.pages, name)).encode()
+            try:
+                for page in range(count):
+                    yield Part(name, await asyncio.to_thread(next, apart), page, count)
+            finally:
+                apart.close()
+
+    results = read_ahead(client, parts(), max(1, many.images_in_flight), words, parameters)
+    first = await anext(results)
+    if isinstance(first[1], Problem):
+        await results.aclose()
+        raise first[1]
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            yield part_lines(*first).encode()
+            async for result in results:
+                yield part_lines(*result).encode()
+        finally:
+            await results.aclose()
+
+    return StreamingResponse(body(), media_type=MEDIA_TYPES["jsonl"])
+
+
+async def read_ahead(
+    client: AsyncOcrClient,
+    parts: AsyncIterator[Part],
+    in_flight: int,
+    words: bool,
+    parameters: dict[str, Any],
+) -> AsyncIterator[tuple[Part, Document | Problem]]:
+    """Each part read by a request of its own, `in_flight` at a time, answered in order; a part
+    the service refuses comes with its Problem. Closing it cancels the reads still running."""
+    pending: collections.deque[tuple[Part, asyncio.Future]] = collections.deque()
+    try:
+        async for part in parts:
+            pending.append(
+                (part, asyncio.ensure_future(read(client, [part.data], words, parameters)))
+            )
+            if len(pending) >= in_flight:
+                yield await answered(*pending.popleft())
+        while pending:
+            yield await answered(*pending.popleft())
     finally:
-        for task in tasks:
+        for _, task in pending:
             task.cancel()
+        await asyncio.gather(*(task for _, task in pending), return_exceptions=True)
+        await parts.aclose()
+
+
+async def answered(part: Part, task: asyncio.Future) -> tuple[Part, Document | Problem]:
+    try:
+        (document,) = await task
+    except Problem as exc:
+        return part, exc
+    return part, document
+
+
+def part_lines(part: Part, result: Document | Problem) -> str:
+    """A part's JSON lines: its pages, numbered as in its file; a refused part is one line
+    {"file", "page" (of a PDF read page by page), "error"}."""
+    if isinstance(result, Problem):
+        where = {} if part.page is None else {"page": part.page + 1, "pages": part.pages}
+        return json.dumps({"file": part.name, **where, "error": str(result)}) + "\n"
+    if part.page is None:
+        return jsonl_records(Document(result.pages, part.name))
+    (page,) = result.pages
+    return page_record(part.name, replace(page, number=part.page), part.pages)
 
 
 async def searchable(
     client: AsyncOcrClient, upload: tuple[str | None, bytes], parameters: dict[str, Any]
 ) -> Response:
     """format=pdf: the file as a searchable PDF (client/pdf.py; pages with text kept)."""
-    from triton_ocr.client import pdf
-
     name, data = upload
     try:
         job = await asyncio.to_thread(pdf.prepare, data)

@@ -15,6 +15,20 @@ FILE_FIELD = "file"
 # what a raw body or a part may be: images, PDFs and TIFFs (the server tells them apart by
 # their bytes), or bytes of no stated type
 RAW_TYPES = ("image/", "application/pdf", "application/octet-stream")
+# the uploads as the OpenAPI description gives them (every route that takes files)
+REQUEST_BODY = {
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    FILE_FIELD: {"type": "array", "items": {"type": "string", "format": "binary"}}
+                },
+            }
+        },
+        "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+    }
+}
 
 
 class UploadError(ValueError):
