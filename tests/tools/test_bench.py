@@ -1,5 +1,6 @@
 """The benchmark's bookkeeping (the measured paths themselves run in `make bench`)."""
 
+import math
 import threading
 import time
 
@@ -182,3 +183,138 @@ def test_only_names_a_section_before_anything_starts():
     options = BenchOptions(None, Path("unused"), None, 1, [4], 1, only="nope")
     with pytest.raises(ValueError, match="--only must be one of gateway"):
         run_benchmark(options)
+
+
+# /proc/cpuinfo of a 2-vCPU Intel VM with AMX, and of an AMD EPYC one without (flags cut short)
+INTEL = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 143
+model name\t: Intel(R) Xeon(R) Processor
+stepping\t: 8
+physical id\t: 0
+core id\t\t: 0
+flags\t\t: fpu sse2 avx avx2 avx512f avx512_vnni avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
+
+processor\t: 1
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Processor
+physical id\t: 0
+core id\t\t: 1
+flags\t\t: fpu sse2 avx avx2 avx512f avx512_vnni avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
+"""
+EPYC = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC 7B13
+physical id\t: 0
+core id\t\t: 0
+flags\t\t: fpu sse2 avx avx2 fma hypervisor
+
+processor\t: 1
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+physical id\t: 0
+core id\t\t: 0
+flags\t\t: fpu sse2 avx avx2 fma hypervisor
+"""
+
+
+def test_the_cpu_record_names_the_model_its_flags_and_cores():
+    from triton_ocr.tools.bench.report import CPU_FLAGS, cpu_label, cpu_record
+
+    intel = cpu_record(INTEL, logical=2, affinity=2)
+    assert intel["model_name"] == "Intel(R) Xeon(R) Processor"
+    assert (intel["vendor"], intel["family"], intel["model"]) == ("GenuineIntel", "6", "143")
+    assert intel["flags"] == list(CPU_FLAGS)  # in CPU_FLAGS' order, not cpuinfo's
+    assert intel["physical_cores"] == 2 and intel["logical_cpus"] == 2 and intel["hypervisor"]
+    assert cpu_label(intel) == (
+        "Intel(R) Xeon(R) Processor (GenuineIntel, family 6, model 143, a VM), 2 cores, "
+        "2 logical CPUs; avx2 avx512f avx512_vnni avx_vnni amx_tile amx_bf16 amx_int8"
+    )
+
+    # two logical CPUs on one core (SMT siblings); the process may use one of them
+    epyc = cpu_record(EPYC, affinity=1)
+    assert epyc["flags"] == ["avx2"] and epyc["vendor"] == "AuthenticAMD"
+    assert epyc["physical_cores"] == 1 and epyc["logical_cpus"] == 2 and epyc["affinity"] == 1
+    assert cpu_label(epyc).startswith("AMD EPYC 7B13 (AuthenticAMD, family 25, model 1, a VM), ")
+    assert cpu_label(epyc).endswith("1 cores, 2 logical CPUs (1 usable); avx2")
+
+
+def test_a_cpuinfo_without_x86_fields_still_gives_a_label():
+    from triton_ocr.tools.bench.report import cpu_label, cpu_record
+
+    arm = cpu_record("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n", logical=1)
+    assert arm["model_name"] == "unknown CPU" and arm["flags"] == [] and arm["vendor"] is None
+    assert cpu_label(arm).startswith("unknown CPU (), 1 cores, 1 logical CPUs; none of avx2 ")
+    assert cpu_record("")["physical_cores"] is None
+
+
+def test_the_machine_s_cpu_is_recorded():
+    from triton_ocr.tools.bench.report import machine_cpu
+
+    cpu = machine_cpu()
+    assert cpu["logical_cpus"] >= 1 and isinstance(cpu["flags"], list)
+
+
+def rows_with_openvino():
+    a, a_ov, b = Row("A rapidocr", 1), Row("A' rapidocr openvino", 1), Row("B floor", 1)
+    served = [Row("ocr grpc", 1), Row("ocr grpc", 4), Row("ensemble_model http", 4)]
+    for row, wall in zip([a, a_ov, b, *served], (10.0, 8.0, 5.0, 5.0, 4.0, 4.4), strict=True):
+        row.images, row.wall, row.latencies = 10, wall, [0.1, 0.2, 0.3]
+    return a, a_ov, b, served
+
+
+def test_ratios_are_given_against_both_rapidocr_rows_and_the_headline_uses_the_stronger():
+    from triton_ocr.tools.bench.report import headline, headline_line, summarize, table_lines
+
+    a, a_ov, b, served = rows_with_openvino()
+    others = {"ocr grpc c=4": 0.03}
+    summary = summarize([a, a_ov, b, *served], a, b, a_ov, others)
+    best = next(r for r in summary if r["row"] == "ocr grpc" and r["concurrency"] == 4)
+    assert best["vs_A"] == pytest.approx(2.5) and best["vs_A_openvino"] == pytest.approx(2.0)
+    assert best["vs_B"] == pytest.approx(1.25) and best["others_cpu_share"] == 0.03
+    assert summary[0]["vs_A_openvino"] == pytest.approx(0.8)
+    assert math.isnan(summary[0]["others_cpu_share"])  # not measured
+    top = headline(summary)
+    assert top["best_served"] == "ocr grpc c=4" and top["stronger_peer"] == "A' rapidocr openvino"
+    assert top["vs_stronger_peer"] == pytest.approx(2.0)
+    assert headline_line(top).endswith("(A' rapidocr openvino, 1.25 img/s): 2.00x")
+    lines = table_lines(summary, "Some CPU; amx_tile")
+    assert lines[0] == "\nmeasured on: Some CPU; amx_tile"
+    assert lines[1].split()[-4:] == ["xA", "xA'", "xB", "others"]
+    assert lines[-2].split()[-4:] == ["2.50", "2.00", "1.25", "3%"]
+
+    a.wall = 4.0  # RapidOCR's defaults faster than on OpenVINO: then A is the peer
+    top = headline(summarize([a, a_ov, b, *served], a, b, a_ov))
+    assert top["stronger_peer"] == "A rapidocr" and top["vs_stronger_peer"] == pytest.approx(1.0)
+
+
+def test_without_row_a_openvino_its_ratios_are_nan():
+    from triton_ocr.tools.bench.report import summarize
+
+    a, _, b, served = rows_with_openvino()
+    assert all(math.isnan(r["vs_A_openvino"]) for r in summarize([a, b, *served], a, b))
+
+
+def test_the_chart_names_the_cpu(tmp_path):
+    pytest.importorskip("matplotlib")
+    from triton_ocr.tools.bench.report import chart, summarize
+
+    a, a_ov, b, served = rows_with_openvino()
+    chart(summarize([a, a_ov, b, *served], a, b, a_ov), tmp_path / "b.png", "Some CPU")
+    assert (tmp_path / "b.png").stat().st_size > 0
+
+
+def test_row_a_openvino_runs_rapidocr_on_openvino_for_every_step_and_a_on_its_defaults():
+    from triton_ocr.tools.bench.worker import REFERENCE_ENGINES, ROWS
+    from triton_ocr.tools.reference import rapidocr_params
+
+    assert ROWS == ("A", "A'", "B")
+    assert rapidocr_params(REFERENCE_ENGINES["A"]) == {}  # its config.yaml as shipped
+    assert rapidocr_params(REFERENCE_ENGINES["A'"]) == {
+        "Det.engine_type": "openvino",
+        "Cls.engine_type": "openvino",
+        "Rec.engine_type": "openvino",
+    }

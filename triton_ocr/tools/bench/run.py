@@ -16,9 +16,29 @@ from triton_ocr.config.repository import Repository
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import ReadOne, Row, bench_images, paired_seconds, run_row
 
-from .gateway import gateway_lines, gateway_summary, measure_gateway, running_gateway
+from .gateway import (
+    cpu_seconds,
+    gateway_lines,
+    gateway_summary,
+    machine_busy_seconds,
+    measure_gateway,
+    others_share,
+    running_gateway,
+    server_cpu_seconds,
+)
 from .readers import compare_entry_points, served_reader, tutorial_reader
-from .report import chart, environment, model_statistics, print_table, summarize
+from .report import (
+    chart,
+    cpu_label,
+    environment,
+    headline,
+    headline_line,
+    key,
+    machine_cpu,
+    model_statistics,
+    print_table,
+    summarize,
+)
 from .worker import FreshProcess
 
 
@@ -40,11 +60,9 @@ def gateway_section(
     grpc_url: str, server_pid: int, port: int, images: Sequence[bytes], rounds: int, out_dir: Path
 ) -> dict:
     """The REST gateway's cost on the bench's server (gateway.py): its own process, both rows."""
-    from triton_ocr.tools.reliability.hostile import cpu_name
-
     with running_gateway(grpc_url, port, out_dir / "gateway.log") as gateway:
         run = measure_gateway(grpc_url, server_pid, gateway, images, rounds)
-    return gateway_summary(run, cpu_name())
+    return gateway_summary(run, cpu_label(machine_cpu()))
 
 
 def run_gateway_only(options: BenchOptions) -> dict:
@@ -88,7 +106,11 @@ def run_benchmark(options: BenchOptions) -> dict:
     out_dir, floor_threads = options.out_dir, options.floor_threads
 
     reference = reference_for(pack)  # east-str has no reference: it fails here, at once
-    print(f"pack {pack}; row A: {reference.label} in-process", file=sys.stderr)
+    on_openvino = "openvino" in reference.engines  # row A': RapidOCR 3.x only
+    cpu = cpu_label(machine_cpu())
+    print(f"pack {pack}; row A: {reference.label} in-process; on {cpu}", file=sys.stderr)
+    if not on_openvino:
+        print(f"no row A': {reference.label} runs on onnxruntime only", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
     named_images = bench_images(options.shared_eval)
     images = [data for _, data in named_images]
@@ -97,6 +119,24 @@ def run_benchmark(options: BenchOptions) -> dict:
     def fresh(row: str) -> FreshProcess:
         return FreshProcess(row, pack, repository.path, floor_threads, images)
 
+    # how busy the machine was: per row, the share of its busy CPU other processes took while
+    # the row ran (ours: the bench, the row's worker, the server and its stubs)
+    busy: dict[str, list[float]] = {}  # by row key: [ours, the machine's], CPU seconds
+
+    def measured(row: Row, run, pids: Sequence[int] = (), server_pid: int | None = None) -> None:
+        def spent() -> float:
+            server = server_cpu_seconds(server_pid) if server_pid else 0.0
+            return time.process_time() + sum(cpu_seconds(p) for p in pids) + server
+
+        ours, machine = spent(), machine_busy_seconds()
+        run()
+        total = busy.setdefault(key(row), [0.0, 0.0])
+        total[0] += spent() - ours
+        total[1] += machine_busy_seconds() - machine
+
+    def others() -> dict[str, float]:
+        return {name: others_share(ours, machine) for name, (ours, machine) in busy.items()}
+
     # Row A alone, in its own fresh process with nothing else running: what a user sees, and
     # what the bench's row A must match. Once before the server starts and once after it stops,
     # so a drift of the machine's speed during the run shows instead of passing for a ratio.
@@ -104,12 +144,17 @@ def run_benchmark(options: BenchOptions) -> dict:
         alone = Row(f"A alone {label}", 1)
         with fresh("A") as worker:
             for _ in range(options.rounds):
-                worker.round(alone)
-        print(f"row A alone {label}: {alone.throughput:.2f} img/s", file=sys.stderr)
+                measured(alone, lambda: worker.round(alone), [worker.process.pid])
+        share = others_share(*busy[key(alone)])
+        print(
+            f"row A alone {label}: {alone.throughput:.2f} img/s (others took {share:.0%})",
+            file=sys.stderr,
+        )
         return alone
 
     alone_before = run_alone("before")
     a = Row("A rapidocr in-process", 1)
+    a_openvino = Row("A' rapidocr openvino in-process", 1) if on_openvino else None
     b = Row("B floor in-process", 1)
     c = Row("C tutorial two calls (grpc)", 1)
     served = [
@@ -128,26 +173,34 @@ def run_benchmark(options: BenchOptions) -> dict:
         first = time.perf_counter()
         served_reader(urls["grpc"], "grpc", contract.OCR_MODEL)(images[0])
         first_request = time.perf_counter() - first
-        # rows A and B in their own fresh processes, warmed up as they start
-        workers = {a.name: stack.enter_context(fresh("A")), b.name: stack.enter_context(fresh("B"))}
+        # rows A, A' and B in their own fresh processes, warmed up as they start
+        workers = {a.name: stack.enter_context(fresh("A"))}
+        if a_openvino:
+            workers[a_openvino.name] = stack.enter_context(fresh("A'"))
+        workers[b.name] = stack.enter_context(fresh("B"))
         readers: dict[str, Callable[[], ReadOne]] = {
             c.name: lambda: tutorial_reader(urls["grpc"], repository, settings),
         }
         for row in served:
             model, protocol = row.name.split()
             readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
-        rows = [a, b, c, *served]
-        for row in rows[2:]:  # warm up every path once (sessions, connections, server caches)
-            readers[row.name]()(images[0])
+        rows = [a, *([a_openvino] if a_openvino else []), b, c, *served]
+        for row in rows:  # warm up every path once (sessions, connections, server caches)
+            if row.name not in workers:
+                readers[row.name]()(images[0])
         for round_index in range(options.rounds):
             for row in rows:
                 if row.name in workers:
-                    workers[row.name].round(row)
+                    worker = workers[row.name]
+                    pids = [worker.process.pid]
+                    measured(row, lambda w=worker, r=row: w.round(r), pids, server.pid)
                 else:
-                    run_row(row, readers[row.name], images)
+                    read = readers[row.name]
+                    measured(row, lambda r=row, f=read: run_row(r, f, images), (), server.pid)
                 print(
                     f"round {round_index + 1}/{options.rounds} {row.name} c={row.concurrency}: "
-                    f"{row.throughput:.2f} img/s",
+                    f"{row.throughput:.2f} img/s (others took "
+                    f"{others()[key(row)]:.0%} so far)",
                     file=sys.stderr,
                 )
         # what page orientation costs: `ocr` with it on (the default) and off, image by image
@@ -169,7 +222,8 @@ def run_benchmark(options: BenchOptions) -> dict:
         r for r in served if r.name == f"{contract.OCR_MODEL} grpc" and r.concurrency == 1
     )
     first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
-    summary = summarize(rows, a, b)
+    summary = summarize(rows, a, b, a_openvino, others())
+    top = headline(summary)
     # throughput lost to page orientation (the classifier's call, a proposed turn's checks)
     orientation_cost = {
         "images": len(images) * options.rounds,
@@ -183,10 +237,12 @@ def run_benchmark(options: BenchOptions) -> dict:
         "images": len(images),
         "rounds": options.rounds,
         "environment": environment(repository, floor_threads),
+        "cpu": cpu,
         "cold_start_s": cold_start,
         "first_request_s": first_request,
         "steady_first_image_ocr_grpc_c1_s": first_image_steady,
         "rows": summary,
+        "headline": top,
         "page_orientation_cost": orientation_cost,
         "gateway_overhead": gateway,
         "row_a_alone": {
@@ -196,13 +252,18 @@ def run_benchmark(options: BenchOptions) -> dict:
             "p50_ms": alone_before.percentile(50) * 1000,
             "in_bench_over_alone": match,
             "within_5_percent": abs(match - 1) <= 0.05,
+            "others_cpu_share": {
+                label: others().get(key(row), float("nan"))
+                for label, row in (("before", alone_before), ("after", alone_after))
+            },
         },
         "model_statistics": stats,
         "ocr_vs_ensemble_differences": differences,
     }
     (out_dir / "benchmark.json").write_text(json.dumps(result, indent=2))
-    chart(summary, out_dir / "benchmark.png")
-    print_table(summary)
+    chart(summary, out_dir / "benchmark.png", cpu)
+    print_table(summary, cpu)
+    print(headline_line(top))
     verdict = "within 5%" if abs(match - 1) <= 0.05 else "NOT within 5%: the ratios to A are off"
     print(
         f"\nrow A in the bench {a.throughput:.2f} img/s, alone in a fresh process "
