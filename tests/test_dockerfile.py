@@ -21,6 +21,7 @@ def test_dockerfile_uses_the_same_triton_as_the_local_runtime():
     assert "FROM nvcr.io/nvidia/tritonserver:24.10-py3" in text  # Triton 2.51
     assert "triton-ocr export ppocr-v6 --repository /models" in text  # the default pack
     assert "triton-ocr export ppocr --repository /models" in text  # the lighter one
+    assert "triton-ocr export ppocr-v6-tiny --repository /models" in text  # the fast one
 
 
 def test_the_container_starts_through_the_same_flags_as_serve():

@@ -67,6 +67,12 @@ PACK_LANGUAGES: dict[str, frozenset[str]] = {
         {"eng", "chi_sim", "chi_tra", "cat", "ces", "dan", "deu", "fin", "fra", "hun", "ita"}
         | {"nld", "nor", "pol", "por", "ron", "spa", "swe", "tur"}
     ),
+    # PP-OCRv6 tiny: 6,904 characters, simplified Chinese and the same Latin but for Romanian's
+    # ș ț (and too few traditional characters to claim chi_tra)
+    "ppocr-v6-tiny": frozenset(
+        {"eng", "chi_sim", "cat", "ces", "dan", "deu", "fin", "fra", "hun", "ita", "nld"}
+        | {"nor", "pol", "por", "spa", "swe", "tur"}
+    ),
     # PP-OCRv4 mobile: 6,623 characters, simplified Chinese and unaccented Latin
     "ppocr": frozenset({"eng", "chi_sim"}),
     # EAST + STR: 0-9 a-z, lowercase English words

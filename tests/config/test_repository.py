@@ -77,6 +77,7 @@ def test_ensemble_steps_use_declared_tensors(pack):
 # (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
 OPENVINO_ON_CPU = {
     "ppocr-v6": {contract.TEXT_DETECTION},
+    "ppocr-v6-tiny": {contract.TEXT_DETECTION},
     "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "east-str": set(),
 }
@@ -174,3 +175,27 @@ def test_copies_take_edited_configs(tmp_path):
     assert many.images_in_flight == 5
     _, many, *_ = Repository(REPOSITORY).step(contract.OCR_MODEL)
     assert many.images_in_flight != 5
+
+
+@pytest.mark.parametrize("pack", PACKS)
+@pytest.mark.parametrize("model", contract.NETWORKS)
+def test_the_openvino_accelerators_parameters_are_ones_the_engine_reads(model, pack):
+    from triton_ocr.runtime.backends.engines import accelerator_properties
+
+    for accelerator in (
+        Repository(REPOSITORY, pack)
+        .config(model)
+        .optimization.execution_accelerators.cpu_execution_accelerator
+    ):
+        accelerator_properties(dict(accelerator.parameters))  # raises on a key or value it lacks
+
+
+def test_the_default_detector_runs_at_openvinos_own_precision():
+    # auto: BF16 on AMX CPUs, where it kept the scores (docs/benchmarks.md, "Precision and memory
+    # levers"); the NGC container's onnxruntime backend passes no parameters (FP32 there)
+    (accelerator,) = (
+        Repository(REPOSITORY, DEFAULT_PACK)
+        .config(contract.TEXT_DETECTION)
+        .optimization.execution_accelerators.cpu_execution_accelerator
+    )
+    assert dict(accelerator.parameters) == {"INFERENCE_PRECISION_HINT": "auto"}

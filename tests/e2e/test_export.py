@@ -28,7 +28,7 @@ def test_rapidocr_is_not_installed(module):
     assert importlib.util.find_spec(module) is None
 
 
-@pytest.mark.parametrize("pack", ["ppocr-v6", "ppocr"])
+@pytest.mark.parametrize("pack", ["ppocr-v6", "ppocr-v6-tiny", "ppocr"])
 def test_model_files_are_ignored_by_git(repository, pack):
     for model in ("text_detection", "text_recognition", TEXT_ORIENTATION):
         path = Repository(repository, pack).model_file(model)

@@ -305,7 +305,7 @@ def test_generate_hocr_writes_the_pages_lines(server, tmp_path):
     assert text.read_text().split() == " ".join(t for t, _ in page.lines).split()
 
 
-@pytest.mark.parametrize("pack", ["ppocr-v6", "ppocr"])
+@pytest.mark.parametrize("pack", ["ppocr-v6", "ppocr-v6-tiny", "ppocr"])
 def test_each_language_listed_for_a_pack_is_in_its_alphabet(repository, pack):
     """PACK_LANGUAGES claims no language whose letters the pack's recognizer lacks."""
     export_ppocr(repository, pack)  # the default pack is there already; ppocr maybe not yet

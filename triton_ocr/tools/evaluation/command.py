@@ -11,7 +11,7 @@ from pathlib import Path
 
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import Repository
-from triton_ocr.tools.reference import rapidocr_reader, reference_for
+from triton_ocr.tools.reference import DEFAULT_ENGINE, rapidocr_reader, reference_for
 
 from .labels import load_samples, rotate_samples
 from .readers import service_reader
@@ -31,6 +31,7 @@ class EvalOptions:
     visualize: Path | None = None  # a folder for the images with their polygons
     min_string_f1: float | None = None  # the gate: exit code 1 under it
     rotate: int = 0  # turn every image (and its boxes) by 90, 180 or 270 degrees first
+    reference_engine: str = DEFAULT_ENGINE  # the runtime of the reference's Det, Cls and Rec
 
 
 def parse_parameters(texts: Iterable[str]) -> dict[str, str]:
@@ -71,12 +72,14 @@ def run_evaluation(options: EvalOptions) -> int:
     name = f"{model} ({pack})" + (f" {dict(parameters)}" if parameters else "")
     name += f" turned {rotate} degrees" if rotate else ""
     # before the server starts: a pack without a reference (or RapidOCR missing) fails at once
-    rapidocr = rapidocr_reader(pack) if options.reference else None
+    engine = options.reference_engine
+    rapidocr = rapidocr_reader(pack, engine) if options.reference else None
     with service(options.url, options.repository) as address, OcrClient(address, "grpc") as client:
         results = read_all(samples, service_reader(client, model, parameters))
     reports = {name: report(results)}
     if rapidocr is not None:
         title = f"RapidOCR {reference_for(pack).version} in-process (reference)"
+        title += f", Det/Cls/Rec on {engine}" if engine != DEFAULT_ENGINE else ""
         reports[title] = report(read_all(samples, rapidocr))
     for title, result in reports.items():
         print_report(title, result)
