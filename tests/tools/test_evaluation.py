@@ -195,3 +195,19 @@ def test_the_report_scores_reading_order_on_pages_labelled_in_it():
     )
     assert result["reading_order"] == {"images": 1, "kept": 1, "pairs": 3, "score": 1 / 3}
     assert result["images"][0]["order"] == [1, 3] and "order" not in result["images"][1]
+
+
+def test_eval_passes_the_reference_engine_on(monkeypatch, tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from triton_ocr.cli import app
+    from triton_ocr.tools.evaluation import command
+
+    seen = []
+    monkeypatch.setattr(command, "run_evaluation", lambda options: seen.append(options) or 0)
+    args = ["eval", str(tmp_path), "--url", "127.0.0.1:1", "--reference"]
+    result = CliRunner().invoke(app, [*args, "--reference-engine", "openvino"])
+    assert result.exit_code == 0, result.output
+    assert seen[-1].reference and seen[-1].reference_engine == "openvino"
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert seen[-1].reference_engine == "onnxruntime"  # RapidOCR's own default
