@@ -11,9 +11,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 from triton_ocr.runtime.backends.engines import (
     BadInput,
+    accelerator_properties,
     accelerators,
     open_engine,
     openvino_properties,
+    parse_bool,
     providers_for,
 )
 
@@ -38,15 +40,21 @@ def model(tmp_path_factory):
     return path
 
 
-def config(backend: str, accelerator: str | None = None, **parameters: str) -> dict:
+def config(
+    backend: str,
+    accelerator: str | None = None,
+    accelerator_parameters: dict[str, str] | None = None,
+    **parameters: str,
+) -> dict:
     out = {
         "backend": backend,
         "parameters": {k: {"string_value": v} for k, v in parameters.items()},
     }
     if accelerator:
-        out["optimization"] = {
-            "execution_accelerators": {"cpu_execution_accelerator": [{"name": accelerator}]}
-        }
+        listed: dict = {"name": accelerator}
+        if accelerator_parameters:
+            listed["parameters"] = accelerator_parameters
+        out["optimization"] = {"execution_accelerators": {"cpu_execution_accelerator": [listed]}}
     return out
 
 
@@ -79,6 +87,60 @@ def test_the_openvino_accelerator_runs_fp32_on_a_cpu_instance(model):
     # OpenVINO picks BF16 by itself on AMX CPUs; the accelerator route must not
     assert open_engine(CONFIGS["onnxruntime+openvino"], model).describe.endswith("f32")
     assert "onnxruntime" in open_engine(CONFIGS["onnxruntime"], model).describe
+
+
+@pytest.mark.parametrize(
+    ("hint", "expected"),
+    [("bf16", {"bf16", "f32"}), ("F32", {"f32"}), ("auto", {"bf16", "f32"})],
+)
+def test_the_openvino_accelerator_takes_a_precision(model, hint, expected):
+    # bf16 and auto run BF16 only where the CPU has it (AMX, AVX-512 BF16), f32 elsewhere
+    chosen = config(
+        "onnxruntime", "openvino", {"INFERENCE_PRECISION_HINT": hint}, intra_op_thread_count="1"
+    )
+    engine = open_engine(chosen, model)
+    assert engine.describe.split()[-1] in expected
+    x = np.array([[1, 2, 3]], np.float32)
+    np.testing.assert_allclose(engine.run(["y"], {"x": x})[0], x @ WEIGHTS, rtol=3e-2, atol=3e-2)
+
+
+def test_the_openvino_accelerators_parameters_are_checked():
+    assert accelerator_properties({}) == {"INFERENCE_PRECISION_HINT": "f32"}
+    assert accelerator_properties({"INFERENCE_PRECISION_HINT": "BF16"}) == {
+        "INFERENCE_PRECISION_HINT": "bf16"
+    }
+    assert accelerator_properties(
+        {"INFERENCE_PRECISION_HINT": "auto", "CPU_RUNTIME_CACHE_CAPACITY": "8"}
+    ) == {"CPU_RUNTIME_CACHE_CAPACITY": 8}  # auto: OpenVINO's own default for the CPU
+    for bad in (
+        {"INFERENCE_PRECISION_HINT": "fp16"},
+        {"CPU_RUNTIME_CACHE_CAPACITY": "-1"},
+        {"NUM_STREAMS": "1"},
+    ):
+        with pytest.raises(ValueError):
+            accelerator_properties(bad)
+
+
+def test_onnxruntime_memory_parameters_mean_what_the_onnxruntime_backend_reads(model):
+    assert [parse_bool("k", v) for v in ("1", "true", "YES", "0", "False", "off")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    with pytest.raises(ValueError):
+        parse_bool("enable_mem_arena", "maybe")
+    x = np.ones((2, 3), np.float32)
+    for memory in (
+        {"enable_mem_arena": "0", "enable_mem_pattern": "0"},
+        {"enable_mem_arena": "1", "memory.enable_memory_arena_shrinkage": "cpu:0"},
+    ):
+        engine = open_engine(config("onnxruntime", intra_op_thread_count="1", **memory), model)
+        np.testing.assert_allclose(engine.run(["y"], {"x": x})[0], x @ WEIGHTS, rtol=1e-5)
+    with pytest.raises(ValueError):
+        open_engine(config("onnxruntime", enable_mem_arena="maybe"), model)
 
 
 def test_a_gpu_instance_does_not_take_the_cpu_accelerator(model):

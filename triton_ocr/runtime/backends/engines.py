@@ -5,13 +5,18 @@ container's C++ backends give them, so the same config runs alike there and here
   - onnxruntime: `intra_op_thread_count`, `inter_op_thread_count`; the CUDA provider on a GPU
     instance when the installed onnxruntime has it (TensorRT first where the config's `tensorrt`
     gpu_execution_accelerator asks and it is there; KIND_GPU without CUDA is an error, not a
-    silent CPU run); on a CPU instance, the `openvino`
-    cpu_execution_accelerator runs the whole graph on OpenVINO in FP32, as the container's
-    ONNX Runtime (built with the OpenVINO execution provider, device CPU, precision FP32) does;
+    silent CPU run); `enable_mem_arena`, `enable_mem_pattern` (1/0, true/false) and
+    `memory.enable_memory_arena_shrinkage` (a run option, e.g. `cpu:0`) as the C++ backend
+    reads them. On a CPU instance, the `openvino` cpu_execution_accelerator runs the whole graph
+    on OpenVINO, as the container's ONNX Runtime (built with the OpenVINO execution provider)
+    does. The container's backend passes that accelerator no parameters (device CPU, FP32);
+    here, its parameters `INFERENCE_PRECISION_HINT` (f32, the default and the container's; bf16;
+    auto: OpenVINO's own choice for the CPU, BF16 on AMX CPUs) and `CPU_RUNTIME_CACHE_CAPACITY`
+    (compiled shapes kept) are read (docs/benchmarks.md, "Precision and memory levers");
   - openvino (CPU only, as in Triton's openvino backend): `INFERENCE_NUM_THREADS`,
     `COMPILATION_NUM_THREADS`, `NUM_STREAMS` (a number, AUTO or NUMA), `PERFORMANCE_HINT`
-    (LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT) and `HINT_BF16` (YES); any other key is an
-    error there, so it is one here.
+    (LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT) and `HINT_BF16` (YES; without it OpenVINO's
+    default precision, BF16 on AMX CPUs, as there); any other key is an error here.
 Used by the Python-based backends (backends/<name>/model.py) and by the bench's in-process floor,
 which must run the networks on the runtime the configs name.
 """
@@ -48,17 +53,18 @@ def onnxruntime_engine(
     parameters: Mapping[str, str],
     kind: str = "CPU",
     device_id: int = 0,
-    cpu_accelerators: Sequence[str] = (),
+    cpu_accelerators: Mapping[str, Mapping[str, str]] | Sequence[str] = (),
     gpu_accelerators: Mapping[str, Mapping[str, str]] | None = None,
     require_gpu: bool = False,
 ) -> Engine:
     if kind == "CPU" and "openvino" in cpu_accelerators:
         # Here ONNX Runtime would hand every node to the OpenVINO provider, which compiles the
-        # graph for OpenVINO's CPU plugin at FP32 (never BF16, its default on AMX CPUs); this
-        # runs OpenVINO so directly. The provider leaves threads to OpenVINO; we keep the
-        # config's intra_op_thread_count so instances do not oversubscribe the cores.
+        # graph for OpenVINO's CPU plugin (at FP32 in the container); this runs OpenVINO so
+        # directly. The provider leaves threads to OpenVINO; we keep the config's
+        # intra_op_thread_count so instances do not oversubscribe the cores.
+        given = cpu_accelerators["openvino"] if isinstance(cpu_accelerators, Mapping) else {}
+        properties = accelerator_properties(given or {})
         threads = parameters.get("intra_op_thread_count")
-        properties: dict[str, object] = {"INFERENCE_PRECISION_HINT": "f32"}
         if threads:
             properties["INFERENCE_NUM_THREADS"] = int(threads)
         return openvino_engine(path, properties)
@@ -71,6 +77,17 @@ def onnxruntime_engine(
     ):
         if key in parameters:
             setattr(options, attribute, int(parameters[key]))
+    for key, attribute in (
+        ("enable_mem_arena", "enable_cpu_mem_arena"),
+        ("enable_mem_pattern", "enable_mem_pattern"),
+    ):
+        if key in parameters:
+            setattr(options, attribute, parse_bool(key, parameters[key]))
+    run_options = None
+    shrinkage = parameters.get(ARENA_SHRINKAGE)
+    if shrinkage:
+        run_options = ort.RunOptions()
+        run_options.add_run_config_entry(ARENA_SHRINKAGE, shrinkage)
     providers = providers_for(ort.get_available_providers(), kind, device_id, gpu_accelerators)
     if require_gpu and providers[0] == "CPUExecutionProvider":
         raise RuntimeError(
@@ -82,7 +99,7 @@ def onnxruntime_engine(
 
     def run(wanted: Sequence[str], feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         try:
-            return session.run(list(wanted), dict(feeds))
+            return session.run(list(wanted), dict(feeds), run_options)
         except refused as exc:
             raise BadInput(str(exc)) from exc
 
@@ -119,6 +136,51 @@ def providers_for(
                 options[key] = value
         providers.insert(0, ("TensorrtExecutionProvider", options))
     return providers
+
+
+# ONNX Runtime's run option that returns the CPU arena's unused chunks after each run.
+ARENA_SHRINKAGE = "memory.enable_memory_arena_shrinkage"
+
+# The openvino accelerator's INFERENCE_PRECISION_HINT values: OpenVINO's, and auto (its own
+# choice for the CPU: bf16 where the CPU has AMX or AVX-512 BF16, f32 elsewhere).
+PRECISIONS = ("f32", "bf16", "auto")
+
+
+def parse_bool(key: str, raw: str) -> bool:
+    """A boolean parameter as Triton's backends read one (true/false, 1/0, yes/no, on/off)."""
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{key} must be true or false (1 or 0), got {raw!r}")
+
+
+def accelerator_properties(parameters: Mapping[str, str]) -> dict[str, object]:
+    """The `openvino` cpu_execution_accelerator's parameters as OpenVINO CPU properties:
+    FP32 unless INFERENCE_PRECISION_HINT says otherwise (the container's provider: FP32)."""
+    properties: dict[str, object] = {"INFERENCE_PRECISION_HINT": "f32"}
+    for key, raw in parameters.items():
+        value = raw.strip().lower()
+        if key == "INFERENCE_PRECISION_HINT":
+            if value not in PRECISIONS:
+                raise ValueError(
+                    f"INFERENCE_PRECISION_HINT must be one of {', '.join(PRECISIONS)}, got {raw!r}"
+                )
+            if value == "auto":
+                del properties[key]
+            else:
+                properties[key] = value
+        elif key == "CPU_RUNTIME_CACHE_CAPACITY":
+            if not value.isdigit():
+                raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
+            properties[key] = int(value)
+        else:
+            raise ValueError(
+                f"the parameter {key!r} is not supported by the openvino accelerator "
+                "(INFERENCE_PRECISION_HINT, CPU_RUNTIME_CACHE_CAPACITY)"
+            )
+    return properties
 
 
 def openvino_properties(parameters: Mapping[str, str]) -> dict[str, object]:
@@ -225,7 +287,7 @@ def open_engine(
         parameters,
         kind,
         device_id,
-        list(accelerators(config)),
+        accelerators(config),
         accelerators(config, "gpu"),
         require_gpu,
     )

@@ -218,10 +218,11 @@ def run_benchmark(options: BenchOptions) -> dict:
         differences = compare_entry_points(urls["grpc"], named_images)
     alone_after = run_alone("after")
     alone = statistics.mean([alone_before.throughput, alone_after.throughput])
-    ocr_c1 = next(
-        r for r in served if r.name == f"{contract.OCR_MODEL} grpc" and r.concurrency == 1
+    # the first image's steady latency needs a concurrency-1 row (--concurrency may leave it out)
+    ocr_c1 = [r for r in served if r.name == f"{contract.OCR_MODEL} grpc" and r.concurrency == 1]
+    first_image_steady = (
+        statistics.median(ocr_c1[0].latencies[:: len(images)]) if ocr_c1 else float("nan")
     )
-    first_image_steady = statistics.median(ocr_c1.latencies[:: len(images)])
     summary = summarize(rows, a, b, a_openvino, others())
     top = headline(summary)
     # throughput lost to page orientation (the classifier's call, a proposed turn's checks)
