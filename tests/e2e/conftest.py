@@ -6,6 +6,10 @@ If the server cannot start, every end-to-end test errors (never skips).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,3 +71,15 @@ def demo() -> bytes:
 def two_pages() -> bytes:
     """A 2-page PDF of one known line per page."""
     return make_pdf([text_page("first page words"), text_page("second page here")])
+
+
+@contextmanager
+def serving_pack(repository: Path, pack: str, log_folder: Path) -> Iterator[str]:
+    """Export `pack` as its command does (`triton-ocr export PACK`) and serve it on free
+    loopback ports; yields its gRPC address."""
+    cli = str(Path(sys.executable).parent / "triton-ocr")
+    subprocess.run([cli, "export", pack, "--repository", str(repository)], check=True, timeout=600)
+    http, grpc, metrics = free_ports(3)
+    options = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, pack=pack)
+    with running_server(options, log_file=log_folder / "server.log"):
+        yield f"127.0.0.1:{grpc}"

@@ -3,35 +3,24 @@ with the CLI and served by the real Triton with `--pack ppocr` beside the defaul
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.e2e.conftest import serving_pack
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import AlphabetSource, Repository
-from triton_ocr.runtime.flags import ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server
 from triton_ocr.tools.samples import ENGLISH_LINES, render
 
 from .test_spaces import grid_misses
 
 PACK = "ppocr"
-CLI = str(Path(sys.executable).parent / "triton-ocr")
 PAGES = [render(), render(ENGLISH_LINES, size=(900, 500))]
 MEASURED_GRID_MISSES = 51  # of 240 (189 exact), at its crop_margin 0.3
 
 
 @pytest.fixture(scope="module")
 def v4_server(repository, tmp_path_factory):
-    subprocess.run([CLI, "export", PACK, "--repository", str(repository)], check=True, timeout=600)
-    http, grpc, metrics = free_ports(3)
-    log = tmp_path_factory.mktemp("triton-v4") / "server.log"
-    with running_server(
-        ServerOptions(repository, "127.0.0.1", http, grpc, metrics, pack=PACK), log_file=log
-    ):
-        yield f"127.0.0.1:{grpc}"
+    with serving_pack(repository, PACK, tmp_path_factory.mktemp("triton-v4")) as grpc:
+        yield grpc
 
 
 def test_the_files_sit_beside_the_default_packs(repository, v4_server):

@@ -3,34 +3,23 @@ CLI and served by the real Triton with `--pack ppocr-v6-tiny` beside the default
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import onnx
 import pytest
 
+from tests.e2e.conftest import serving_pack
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import AlphabetSource, Repository
 from triton_ocr.export.verify import check_model
-from triton_ocr.runtime.flags import ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server
 from triton_ocr.tools.samples import render
 
 PACK = "ppocr-v6-tiny"
-CLI = str(Path(sys.executable).parent / "triton-ocr")
 NETWORKS = ("text_detection", "text_recognition", "text_orientation", "page_orientation")
 
 
 @pytest.fixture(scope="module")
 def tiny_server(repository, tmp_path_factory):
-    subprocess.run([CLI, "export", PACK, "--repository", str(repository)], check=True, timeout=600)
-    http, grpc, metrics = free_ports(3)
-    log = tmp_path_factory.mktemp("triton-tiny") / "server.log"
-    with running_server(
-        ServerOptions(repository, "127.0.0.1", http, grpc, metrics, pack=PACK), log_file=log
-    ):
-        yield f"127.0.0.1:{grpc}"
+    with serving_pack(repository, PACK, tmp_path_factory.mktemp("triton-tiny")) as grpc:
+        yield grpc
 
 
 def test_the_files_sit_beside_the_default_packs(repository, tiny_server):

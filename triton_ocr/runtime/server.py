@@ -236,3 +236,17 @@ def gateway_process(host: str, grpc_port: int, rest_port: int) -> subprocess.Pop
     command = str(beside) if beside.exists() else shutil.which("triton-ocr") or str(beside)
     arguments = ["--triton-url", f"{target}:{grpc_port}", "--host", host, "--port", str(rest_port)]
     return subprocess.Popen([command, "gateway", *arguments])
+
+
+def wait_until_ready(process: subprocess.Popen, base: str, timeout_s: float = 60.0) -> None:
+    """Return once the gateway at `base` answers /readyz (the service behind it is ready);
+    ServerError if its process ends or `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/readyz", timeout=2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise ServerError(f"the REST gateway did not become ready on {base}") from None
+            time.sleep(0.2)

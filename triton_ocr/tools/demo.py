@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from triton_ocr.client import OcrClient, TextLine
 from triton_ocr.config.repository import Repository
 from triton_ocr.runtime.errors import ServerError
 from triton_ocr.runtime.flags import REST_PORT, ServerOptions
-from triton_ocr.runtime.server import gateway_process, running_server
+from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
 from triton_ocr.tools.samples import render
 
 # the sample as the demo's curl line sends it, kept for that line to work again
@@ -86,15 +85,7 @@ def rest_text(image: bytes, options: DemoOptions) -> tuple[list[str], str]:
     url = f"{base}/v1/ocr?format=text"
     command = ["curl", "-sS", "-F", f"file=@{SAMPLE_PATH}", url]
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/readyz", timeout=2).close()
-                break
-            except OSError:
-                if gateway.poll() is not None or time.monotonic() > deadline:
-                    raise ServerError(f"the REST gateway did not start on {base}") from None
-                time.sleep(0.2)
+        wait_until_ready(gateway, base)
         if shutil.which("curl") is not None:
             done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             if done.returncode != 0:

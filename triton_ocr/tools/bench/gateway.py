@@ -19,12 +19,13 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from triton_ocr.client import OcrClient
+from triton_ocr.runtime.errors import ServerError
+from triton_ocr.runtime.server import wait_until_ready
 from triton_ocr.tools.workload import ReadOne, Row, run_row
 
 from .report import row_figures
@@ -88,16 +89,11 @@ def running_gateway(
     with open(log_file, "wb") as log:
         process = subprocess.Popen([*command, *arguments], stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + ready_timeout_s
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/readyz", timeout=2).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = log_file.read_text(errors="replace")[-2000:]
-                    raise RuntimeError(f"the REST gateway did not become ready:\n{tail}") from None
-                time.sleep(0.2)
+        try:
+            wait_until_ready(process, base, ready_timeout_s)
+        except ServerError as exc:
+            tail = log_file.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{exc}:\n{tail}") from None
         yield Gateway(base, process.pid)
     finally:
         process.terminate()
