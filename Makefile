@@ -144,7 +144,7 @@ $(PERF_ANALYZER): locks/perf-analyzer.txt | $(STAMP)
 
 # On a machine with an NVIDIA GPU: the default pack's GPU variant (configs/gpu.pbtxt: KIND_GPU,
 # TensorRT FP16, dynamic batching of recognition), checked to run on the GPU, and its served rows
-# (bench-results/gpu-check/). Outside the NGC container the Python-based backend needs
+# (bench-results/gpu-check/); the fast pack's: GPU_ARGS="--pack ppocr-v6-tiny". Outside the NGC container the Python-based backend needs
 # onnxruntime-gpu; in it: `docker run --gpus all --entrypoint triton-ocr IMAGE gpu-check --container`.
 gpu-check: export
 	$(BIN)/triton-ocr gpu-check $(GPU_ARGS)

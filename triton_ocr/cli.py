@@ -19,8 +19,9 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
         'pip install "triton-ocr[server]"'
     ) from exc
 
-from triton_ocr.config.packs import DEFAULT_PACK, PACKS
+from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS
 from triton_ocr.config.repository import Repository
+from triton_ocr.contract import ENTRY_POINTS, OCR_MODEL
 from triton_ocr.runtime.flags import REST_PORT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
@@ -137,6 +138,19 @@ def export_east_str_command(
 # --- serving -----------------------------------------------------------------------------
 
 
+def entry_point_names(text: str) -> tuple[str, ...]:
+    """`--entry-points`: comma-separated entry point names; exit 2 unless they are known."""
+    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.runtime.flags import served_models
+
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    try:
+        served_models(names)
+    except ServerError as exc:
+        fail(str(exc), 2)
+    return names
+
+
 @app.command()
 def serve(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
@@ -155,10 +169,16 @@ def serve(
         True, help="Start tritonserver again if it exits on its own (a crash)."
     ),
     gpu: bool = typer.Option(
-        False, help="The GPU variant of the default pack (KIND_GPU, TensorRT FP16)."
+        False,
+        help=f"The pack's GPU variant (KIND_GPU, TensorRT FP16): {' or '.join(GPU_VARIANTS)}.",
     ),
     rest_port: int = typer.Option(
         REST_PORT, min=0, help="The REST gateway's port, on the same host (0: no gateway)."
+    ),
+    entry_points: str = typer.Option(
+        ",".join(ENTRY_POINTS),
+        help="The entry points to load, comma-separated (`ocr` alone: the REST gateway's and "
+        "the lightest; each loads only the models it calls).",
     ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM, and
@@ -171,6 +191,9 @@ def serve(
     from triton_ocr.runtime.flags import ServerOptions
     from triton_ocr.runtime.server import gateway_process, serve_forever
 
+    served = entry_point_names(entry_points)
+    if rest_port and OCR_MODEL not in served:
+        fail(f"the REST gateway calls `{OCR_MODEL}`: load it too, or pass --rest-port 0", 2)
     found = pack_repository(repository, pack)
     opts = ServerOptions(
         found.path,
@@ -182,6 +205,7 @@ def serve(
         pack,
         system_triton=container,
         gpu=gpu,
+        entry_points=served,
     )
     gateway = None
     if rest_port:
@@ -346,7 +370,9 @@ def bench(
         help="PP-OCR pack to serve: ppocr-v6, ppocr-v6-tiny or ppocr (its RapidOCR is row A).",
     ),
     only: str = typer.Option(
-        None, help="One section alone: gateway (the REST gateway against gRPC; gateway.json)."
+        None,
+        help="One section alone: gateway (the REST gateway against gRPC; gateway.json) or "
+        "packs (the fast pack's ocr against the default's, served side by side; packs.json).",
     ),
 ) -> None:
     """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
@@ -470,14 +496,21 @@ def soak(
     warmup: float = typer.Option(
         None, help="Seconds left out of the memory growth figures (default 20%, at most 60)."
     ),
+    entry_points: str = typer.Option(
+        ",".join(ENTRY_POINTS), help="The entry points served and sent to, as `serve` takes them."
+    ),
 ) -> None:
-    """Mixed real and bad images from many clients over HTTP and gRPC to both entry points:
+    """Mixed real and bad images from many clients over HTTP and gRPC to the entry points:
     counts unexpected errors and answers that differ from the same image's answer alone, and
     samples the server's memory and /dev/shm (a bounded script, not a test)."""
     from triton_ocr.tools.reliability.soak import SoakOptions, healthy, run_soak
 
     found = pack_repository(repository, DEFAULT_PACK)
-    report = run_soak(SoakOptions(found, minutes, concurrency, shared_eval, out, warmup))
+    served = entry_point_names(entry_points)
+    options = SoakOptions(
+        found, minutes, concurrency, shared_eval, out, warmup, entry_points=served
+    )
+    report = run_soak(options)
     raise typer.Exit(0 if healthy(report) else 1)
 
 
@@ -560,11 +593,16 @@ def gpu_check(
     container: bool = typer.Option(
         False, help="Run the NGC container's tritonserver and C++ backends."
     ),
+    pack: str = typer.Option(
+        DEFAULT_PACK, help=f"The pack whose GPU variant to check: {' or '.join(GPU_VARIANTS)}."
+    ),
 ) -> None:
-    """On a GPU machine: serve the default pack's GPU variant (KIND_GPU, TensorRT FP16), check
-    its networks run on the GPU, print the served rows; exit 1 if any check fails."""
+    """On a GPU machine: serve a pack's GPU variant (KIND_GPU, TensorRT FP16), check its
+    networks run on the GPU, print the served rows; exit 1 if any check fails."""
     from triton_ocr.tools.gpu_check import GpuCheckOptions, run_gpu_check
 
-    found = pack_repository(repository, DEFAULT_PACK)
+    if pack not in GPU_VARIANTS:
+        fail(f"no GPU variant for {pack!r}; choose from {', '.join(GPU_VARIANTS)}", 2)
+    found = pack_repository(repository, pack)
     result = run_gpu_check(GpuCheckOptions(found, out, shared_eval, concurrency, rounds, container))
     raise typer.Exit(1 if result["problems"] else 0)

@@ -31,6 +31,14 @@ MODELS = (
 ENTRY_POINTS = (ENSEMBLE_MODEL, OCR_MODEL)  # the models callers reach
 # the ONNX models
 NETWORKS = (PAGE_ORIENTATION, TEXT_DETECTION, TEXT_RECOGNITION, TEXT_ORIENTATION)
+# What each entry point needs loaded (`serve --entry-points`): `ocr` runs the Python steps
+# itself and calls the networks, and its clients read the decode limits from
+# detection_preprocessing's config (Triton serves the configs of loaded models only), which
+# then idles; the ensemble chains the Python step models, which call the networks.
+ENTRY_POINT_MODELS = {
+    ENSEMBLE_MODEL: tuple(m for m in MODELS if m != OCR_MODEL),
+    OCR_MODEL: (DETECTION_PREPROCESSING, OCR_MODEL, *NETWORKS),
+}
 # Networks every pack serves alike (one config.pbtxt, no pack variants)
 SHARED_NETWORKS = (PAGE_ORIENTATION, TEXT_ORIENTATION)
 

@@ -9,7 +9,7 @@ from tritonclient.grpc import model_config_pb2
 
 from tests.conftest import REPOSITORY
 from triton_ocr import contract
-from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANT, PACKS, model_config_name
+from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS, model_config_name
 from triton_ocr.config.repository import Repository
 from triton_ocr.settings import Grouping
 
@@ -99,13 +99,18 @@ def test_networks_run_on_onnxruntime_with_kind_auto(model, pack):
     assert cpu_accelerators(config) == expected
 
 
+def variant_config(model: str, variant: str):
+    """The config Triton reads for `model` under --model-config-name=`variant`."""
+    path = REPOSITORY / model / "configs" / f"{variant}.pbtxt"
+    path = path if path.is_file() else REPOSITORY / model / "config.pbtxt"
+    return text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
+
+
+@pytest.mark.parametrize("pack", GPU_VARIANTS)
 @pytest.mark.parametrize("model", contract.NETWORKS)
-def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model):
-    default = Repository(REPOSITORY, DEFAULT_PACK).config(model)
-    gpu = text_format.Parse(
-        (REPOSITORY / model / "configs" / f"{GPU_VARIANT}.pbtxt").read_text(),
-        model_config_pb2.ModelConfig(),
-    )
+def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model, pack):
+    default = Repository(REPOSITORY, pack).config(model)
+    gpu = variant_config(model, GPU_VARIANTS[pack])
     # the same file, tensors and batch limit: only where and how it runs differ
     for field in ("name", "default_model_filename", "backend", "max_batch_size", "input", "output"):
         assert getattr(gpu, field) == getattr(default, field), (model, field)
@@ -118,8 +123,17 @@ def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model):
     assert gpu.HasField("dynamic_batching") == (model == contract.TEXT_RECOGNITION)
 
 
-def test_the_gpu_variant_is_the_default_packs():
-    assert model_config_name(DEFAULT_PACK, gpu=True) == GPU_VARIANT
+@pytest.mark.parametrize("pack", GPU_VARIANTS)
+@pytest.mark.parametrize("model", sorted(set(MODELS) - set(contract.NETWORKS)))
+def test_the_gpu_variant_keeps_the_packs_python_steps(model, pack):
+    # one --model-config-name names every model's file: a step without its variant would fall
+    # back to config.pbtxt, the default pack's settings
+    assert variant_config(model, GPU_VARIANTS[pack]) == Repository(REPOSITORY, pack).config(model)
+
+
+def test_gpu_variants_are_prepared_for_two_packs():
+    assert model_config_name(DEFAULT_PACK, gpu=True) == "gpu"
+    assert model_config_name("ppocr-v6-tiny", gpu=True) == "ppocr-v6-tiny-gpu"
     with pytest.raises(ValueError, match="GPU variant"):
         model_config_name("ppocr", gpu=True)
 

@@ -35,10 +35,35 @@ def test_east_str_pack_selects_its_config_variant():
     assert "--model-config-name=east-str" in command(pack="east-str")
 
 
-def test_the_gpu_variant_is_a_config_name_of_the_default_pack():
+def test_the_gpu_variant_is_a_config_name_of_its_pack():
     assert "--model-config-name=gpu" in command(gpu=True)
+    assert "--model-config-name=ppocr-v6-tiny-gpu" in command(pack="ppocr-v6-tiny", gpu=True)
     with pytest.raises(ValueError, match="GPU variant"):
         command(pack="ppocr", gpu=True)
+
+
+def loaded(**kwargs) -> list[str]:
+    return [a.split("=", 1)[1] for a in command(**kwargs) if a.startswith("--load-model=")]
+
+
+def test_both_entry_points_load_every_model():
+    assert loaded() == ["*"]
+    assert loaded(entry_points=(contract.OCR_MODEL, contract.ENSEMBLE_MODEL)) == ["*"]
+
+
+def test_one_entry_point_loads_only_the_models_it_calls():
+    ocr = loaded(entry_points=(contract.OCR_MODEL,))
+    assert set(contract.NETWORKS) < set(ocr) and contract.OCR_MODEL in ocr
+    assert contract.ENSEMBLE_MODEL not in ocr and contract.GROUPED_RECOGNITION not in ocr
+    ensemble = loaded(entry_points=(contract.ENSEMBLE_MODEL,))
+    assert contract.OCR_MODEL not in ensemble
+    assert set(ensemble) == set(contract.MODELS) - {contract.OCR_MODEL}
+
+
+def test_unknown_entry_points_are_refused():
+    for bad in ((), ("ocr", "ensemble")):
+        with pytest.raises(ServerError, match="entry points must be among"):
+            command(entry_points=bad)
 
 
 def test_every_model_loads_at_once():

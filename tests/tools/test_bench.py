@@ -318,3 +318,23 @@ def test_row_a_openvino_runs_rapidocr_on_openvino_for_every_step_and_a_on_its_de
         "Cls.engine_type": "openvino",
         "Rec.engine_type": "openvino",
     }
+
+
+def test_packs_are_compared_at_the_same_concurrency_and_at_their_best():
+    from triton_ocr.tools.bench.packs import packs_lines, packs_summary
+
+    rows = []
+    for name, c, wall in (
+        ("small", 1, 10.0),
+        ("tiny", 1, 4.0),
+        ("small", 4, 5.0),
+        ("tiny", 4, 2.5),
+    ):
+        row = Row(name, c)
+        row.images, row.wall, row.latencies = 10, wall, [0.1, 0.3]
+        rows.append(row)
+    summary = packs_summary(rows, "small", "some CPU")
+    ratios = {(r["pack"], r["concurrency"]): r["over_baseline"] for r in summary["rows"]}
+    assert ratios[("tiny", 1)] == pytest.approx(2.5) and ratios[("tiny", 4)] == pytest.approx(2.0)
+    assert summary["best_over_baseline"]["tiny"] == pytest.approx(2.0)  # 4 img/s over 2
+    assert "some CPU" in packs_lines(summary)[0]

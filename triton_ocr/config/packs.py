@@ -13,9 +13,11 @@ from pathlib import Path
 
 DEFAULT_PACK = "ppocr-v6"
 PACKS = ("ppocr-v6", "ppocr-v6-tiny", "ppocr", "east-str")
-# The default pack's GPU variant: configs/gpu.pbtxt of the networks (KIND_GPU, TensorRT at FP16,
-# dynamic batching of recognition); the Python steps keep config.pbtxt, as Triton falls back to it.
-GPU_VARIANT = "gpu"
+# GPU variants: configs/<variant>.pbtxt of the networks (KIND_GPU, TensorRT at FP16, dynamic
+# batching of recognition). The default pack's Python steps keep config.pbtxt, as Triton falls
+# back to it; the fast pack's link configs/<variant>.pbtxt to their ppocr-v6-tiny.pbtxt, and its
+# classifiers to the shared gpu.pbtxt (one --model-config-name names every model's file).
+GPU_VARIANTS = {DEFAULT_PACK: "gpu", "ppocr-v6-tiny": "ppocr-v6-tiny-gpu"}
 
 
 def check_pack(pack: str) -> str:
@@ -38,7 +40,8 @@ def model_config_name(pack: str, gpu: bool = False) -> str | None:
     """The value of tritonserver's --model-config-name for `pack` (None for the default), or
     for its GPU variant."""
     if gpu:
-        if check_pack(pack) != DEFAULT_PACK:
-            raise ValueError(f"the GPU variant is prepared for {DEFAULT_PACK} only, not {pack}")
-        return GPU_VARIANT
+        if check_pack(pack) not in GPU_VARIANTS:
+            prepared = " and ".join(GPU_VARIANTS)
+            raise ValueError(f"a GPU variant is prepared for {prepared} only, not {pack}")
+        return GPU_VARIANTS[pack]
     return None if check_pack(pack) == DEFAULT_PACK else pack

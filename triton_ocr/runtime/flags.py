@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triton_ocr.config.packs import DEFAULT_PACK, model_config_name
+from triton_ocr.contract import ENTRY_POINT_MODELS, ENTRY_POINTS, MODELS
 from triton_ocr.runtime.distribution import TritonDistribution
 from triton_ocr.runtime.errors import ServerError
 
@@ -49,7 +50,9 @@ class ServerOptions:
     admin_key: str | None = None
     supervise: bool = True  # reload a model whose stub process died (supervisor.py)
     system_triton: bool = False  # the container's tritonserver and backends, not the wheel's
-    gpu: bool = False  # the default pack's GPU variant (packs.GPU_VARIANT)
+    gpu: bool = False  # the pack's GPU variant (packs.gpu_variant)
+    # the entry points to load (`serve --entry-points`), each with the models it calls
+    entry_points: tuple[str, ...] = ENTRY_POINTS
 
 
 def free_ports(count: int) -> list[int]:
@@ -82,6 +85,19 @@ def restriction_flags(key: str) -> list[str]:
     ]
 
 
+def served_models(entry_points: tuple[str, ...]) -> tuple[str, ...]:
+    """The models to load for `entry_points` ("*": all of them), in the repository's order; a
+    model left out keeps its memory (a Python step's stub, ~60-120 MiB each) for other work."""
+    unknown = sorted(set(entry_points) - set(ENTRY_POINTS))
+    if unknown or not entry_points:
+        raise ServerError(
+            f"entry points must be among {', '.join(ENTRY_POINTS)}, "
+            f"not {', '.join(unknown) or 'none'}"
+        )
+    needed = {model for entry in entry_points for model in ENTRY_POINT_MODELS[entry]}
+    return ("*",) if needed == set(MODELS) else tuple(m for m in MODELS if m in needed)
+
+
 def triton_flags(opts: ServerOptions) -> list[str]:
     """Every flag but the backends': the same server settings wherever Triton comes from."""
     return [
@@ -99,10 +115,10 @@ def triton_flags(opts: ServerOptions) -> list[str]:
         # every model loads at once (Triton's default is 4 at a time): cold start to ready here
         # went from 5.7-6.1 s to 4.3-5.1 s (docs/benchmarks.md)
         "--model-load-thread-count=16",
-        # every model loaded at start, as before; explicit control lets the supervisor reload a
-        # model whose stub died (load/unload are behind the admin key)
+        # the entry points' models loaded at start; explicit control lets the supervisor reload
+        # a model whose stub died (load/unload are behind the admin key)
         "--model-control-mode=explicit",
-        "--load-model=*",
+        *(f"--load-model={model}" for model in served_models(opts.entry_points)),
         *restriction_flags(admin_key(opts.admin_key)),
         *(
             [f"--model-config-name={name}"]

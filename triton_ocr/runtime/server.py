@@ -134,7 +134,7 @@ def running_server(
             if supervisor:  # first, so stubs ending with the server are not "brought back"
                 supervisor.stop()
             if process.poll() is None:
-                drain(f"{host}:{opts.http_port}", opts.admin_key, ENTRY_POINTS)
+                drain(f"{host}:{opts.http_port}", opts.admin_key, opts.entry_points)
             stop(process)
             # a crashed server leaves its stubs and /dev/shm regions behind
             clean_up_after(marker, supervisor.regions if supervisor else set())
@@ -205,9 +205,13 @@ def drain_ahead(http_url: str, key: str, delay_s: float) -> list[dict]:
     entries after the drain; raises OSError when the server or the admin API cannot be reached.
     """
     time.sleep(delay_s)
-    drain(http_url, key, ENTRY_POINTS)
     index = repository_index(http_url, ADMIN_HEADER, key)
-    return [entry for entry in index if entry["name"] in ENTRY_POINTS]
+    served = tuple(
+        e["name"] for e in index if e["name"] in ENTRY_POINTS and e.get("state") == "READY"
+    )
+    drain(http_url, key, served)  # those it loaded (`serve --entry-points`)
+    index = repository_index(http_url, ADMIN_HEADER, key)
+    return [entry for entry in index if entry["name"] in served]
 
 
 def log_tail(path: Path, lines: int = 30) -> str:

@@ -1,5 +1,6 @@
-"""`triton-ocr gpu-check` (`make gpu-check`): on a machine with an NVIDIA GPU, serve the default
-pack's GPU variant, check that its networks run on the GPU, and print the served rows.
+"""`triton-ocr gpu-check` (`make gpu-check`): on a machine with an NVIDIA GPU, serve a pack's
+GPU variant (the default pack's, or `--pack ppocr-v6-tiny`), check that its networks run on
+the GPU, and print the served rows.
 
 What "on the GPU" means here, checked three ways: Triton loaded every network as a KIND_GPU
 instance with the TensorRT accelerator (its model-config API), the server's processes hold GPU
@@ -33,7 +34,7 @@ NETWORKS = contract.NETWORKS
 
 @dataclass(frozen=True)
 class GpuCheckOptions:
-    repository: Repository  # the default pack, exported
+    repository: Repository  # a pack with a GPU variant (packs.GPU_VARIANTS), exported
     out_dir: Path  # gpu-check.json and the server's log
     shared_eval: Path | None
     concurrencies: Sequence[int]

@@ -26,6 +26,7 @@ from .gateway import (
     running_gateway,
     server_cpu_seconds,
 )
+from .packs import measure_packs, packs_lines, packs_summary
 from .readers import compare_entry_points, served_reader, tutorial_reader
 from .report import (
     chart,
@@ -50,10 +51,13 @@ class BenchOptions:
     rounds: int  # interleaved rounds over the whole image set
     concurrencies: Sequence[int]  # client concurrencies of the served rows
     floor_threads: int  # onnxruntime intra-op threads of row B
-    only: str | None = None  # one section alone: "gateway" (the REST gateway's cost)
+    # one section alone: "gateway" (the REST gateway's cost) or "packs" (the fast pack's speed)
+    only: str | None = None
 
 
-SECTIONS = ("gateway",)
+SECTIONS = ("gateway", "packs")
+# `bench --only packs`: the fast pack against the default pack, served side by side
+FAST_PACK = "ppocr-v6-tiny"
 
 
 def gateway_section(
@@ -93,12 +97,42 @@ def run_gateway_only(options: BenchOptions) -> dict:
     return result
 
 
+def run_packs_only(options: BenchOptions) -> dict:
+    """`bench --only packs`: the fast pack's `ocr` against the default pack's, side by side
+    (packs.py), at each concurrency; writes packs.json."""
+    from triton_ocr.config.packs import DEFAULT_PACK
+
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    images = [data for _, data in bench_images(options.shared_eval)]
+    packs = (DEFAULT_PACK, FAST_PACK)
+    rows = measure_packs(
+        options.repository.path,
+        packs,
+        images,
+        options.rounds,
+        options.concurrencies,
+        options.out_dir,
+    )
+    result = {
+        "command": " ".join(sys.argv),
+        "images": len(images),
+        "rounds": options.rounds,
+        "environment": environment(options.repository, options.floor_threads),
+        "packs": packs_summary(rows, DEFAULT_PACK, cpu_label(machine_cpu())),
+    }
+    path = options.out_dir / "packs.json"
+    path.write_text(json.dumps(result, indent=2))
+    print("\n".join(packs_lines(result["packs"])))
+    print(f"\nwrote {path}")
+    return result
+
+
 def run_benchmark(options: BenchOptions) -> dict:
     """Serve the pack and measure every row on it; row A is the pack's RapidOCR release."""
     if options.only is not None:
         if options.only not in SECTIONS:
             raise ValueError(f"--only must be one of {', '.join(SECTIONS)}, not {options.only!r}")
-        return run_gateway_only(options)
+        return run_packs_only(options) if options.only == "packs" else run_gateway_only(options)
     from triton_ocr.runtime.flags import ServerOptions, free_ports
     from triton_ocr.runtime.server import running_server
 

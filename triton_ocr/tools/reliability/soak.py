@@ -1,11 +1,12 @@
 """`triton-ocr soak`: hours of traffic in minutes, checked answer by answer (a bounded script,
 not a test).
 
-Many clients at once send a mix of real images and bad ones over HTTP and gRPC to both entry
-points. Every good answer must equal the answer the same image got alone before the run (no
-cross-request mix-ups), every bad one must be refused with its own INVALID_ARG, nothing else may
-happen; meanwhile the server's and its stubs' resident memory and the /dev/shm regions they use
-are sampled, to see whether they keep growing after warm-up.
+Many clients at once send a mix of real images and bad ones over HTTP and gRPC to the entry
+points served (both unless `--entry-points` says otherwise). Every good answer must equal the
+answer the same image got alone before the run (no cross-request mix-ups), every bad one must be
+refused with its own INVALID_ARG, nothing else may happen; meanwhile the server's and its stubs'
+resident memory and the /dev/shm regions they use are sampled, to see whether they keep growing
+after warm-up.
 """
 
 from __future__ import annotations
@@ -85,13 +86,15 @@ def jobs_for(shared_eval: Path | None) -> tuple[list[Job], list[Job]]:
     return good, bad
 
 
-def references(urls: dict[str, str], good: list[Job]) -> dict[tuple[str, str], list[TextLine]]:
+def references(
+    urls: dict[str, str], good: list[Job], models: tuple[str, ...]
+) -> dict[tuple[str, str], list[TextLine]]:
     """Each good image's answer from each entry point, alone, before the load starts."""
     module, client = connect("grpc", urls["grpc"])
     answers = {
         (job.name, model): infer_raw(client, module, model, job.data)
         for job in good
-        for model in ENTRY_POINTS
+        for model in models
     }
     client.close()
     return answers
@@ -105,11 +108,12 @@ def worker(
     deadline: float,
     tally: Tally,
     seed: int,
+    models: tuple[str, ...],
 ) -> None:
     rng = random.Random(seed)
     clients = {p: connect(p, urls[p]) for p in PROTOCOLS}
     while time.monotonic() < deadline:
-        protocol, model = rng.choice(PROTOCOLS), rng.choice(ENTRY_POINTS)
+        protocol, model = rng.choice(PROTOCOLS), rng.choice(models)
         job = rng.choice(bad) if rng.random() < BAD_SHARE else rng.choice(good)
         module, client = clients[protocol]
         where = f"{job.name} via {model} over {protocol}"
@@ -166,6 +170,7 @@ class SoakOptions:
     # set it past that (docs/reliability.md)
     warmup_s: float | None = None
     sample_every_s: float = 5.0  # memory sampling period
+    entry_points: tuple[str, ...] = ENTRY_POINTS  # those served and sent to (`--entry-points`)
 
 
 def healthy(report: dict) -> bool:
@@ -184,17 +189,22 @@ def run_soak(options: SoakOptions) -> dict:
     http, grpc, metrics = free_ports(3)
     urls = {"http": f"127.0.0.1:{http}", "grpc": f"127.0.0.1:{grpc}"}
     repository = options.repository
-    opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack)
+    models = options.entry_points
+    opts = ServerOptions(
+        repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack, entry_points=models
+    )
     tally, samples = Tally(), []
     with (
         tempfile.TemporaryDirectory(prefix="triton-ocr-soak-") as tmp,
         running_server(opts, log_file=Path(tmp) / "tritonserver.log") as server,
     ):
-        expected = references(urls, good)
+        expected = references(urls, good, models)
         start = time.monotonic()
         deadline = start + minutes * 60
         threads = [
-            threading.Thread(target=worker, args=(urls, good, bad, expected, deadline, tally, seed))
+            threading.Thread(
+                target=worker, args=(urls, good, bad, expected, deadline, tally, seed, models)
+            )
             for seed in range(concurrency)
         ]
         for thread in threads:
@@ -218,6 +228,7 @@ def run_soak(options: SoakOptions) -> dict:
         "command": " ".join(sys.argv),
         "minutes": minutes,
         "concurrency": concurrency,
+        "entry_points": list(models),
         "images": {"good": len(good), "bad kinds": len(bad), "bad share": BAD_SHARE},
         "requests": sum(tally.outcomes.values()),
         "outcomes": dict(tally.outcomes),
