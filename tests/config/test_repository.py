@@ -76,7 +76,7 @@ def test_ensemble_steps_use_declared_tensors(pack):
 # Where OpenVINO's FP32 CPU accelerator measured faster than ONNX Runtime's CPU provider
 # (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
 OPENVINO_ON_CPU = {
-    "ppocr-v6": {contract.TEXT_DETECTION},
+    "ppocr-v6": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "ppocr-v6-tiny": {contract.TEXT_DETECTION},
     "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "east-str": set(),
@@ -204,12 +204,13 @@ def test_the_openvino_accelerators_parameters_are_ones_the_engine_reads(model, p
         accelerator_properties(dict(accelerator.parameters))  # raises on a key or value it lacks
 
 
-def test_the_default_detector_runs_at_openvinos_own_precision():
+@pytest.mark.parametrize("model", sorted(OPENVINO_ON_CPU[DEFAULT_PACK]))
+def test_the_default_packs_networks_run_at_openvinos_own_precision(model):
     # auto: BF16 on AMX CPUs, where it kept the scores (docs/benchmarks.md, "Precision and memory
     # levers"); the NGC container's onnxruntime backend passes no parameters (FP32 there)
     (accelerator,) = (
         Repository(REPOSITORY, DEFAULT_PACK)
-        .config(contract.TEXT_DETECTION)
+        .config(model)
         .optimization.execution_accelerators.cpu_execution_accelerator
     )
     assert dict(accelerator.parameters) == {"INFERENCE_PRECISION_HINT": "auto"}
