@@ -50,7 +50,7 @@ class ServerOptions:
     admin_key: str | None = None
     supervise: bool = True  # reload a model whose stub process died (supervisor.py)
     system_triton: bool = False  # the container's tritonserver and backends, not the wheel's
-    gpu: bool = False  # the pack's GPU variant (packs.gpu_variant)
+    gpu: bool = False  # the pack's GPU variant (packs.GPU_VARIANTS)
     # the entry points to load (`serve --entry-points`), each with the models it calls
     entry_points: tuple[str, ...] = ENTRY_POINTS
 
@@ -87,7 +87,7 @@ def restriction_flags(key: str) -> list[str]:
 
 def served_models(entry_points: tuple[str, ...]) -> tuple[str, ...]:
     """The models to load for `entry_points` ("*": all of them), in the repository's order; a
-    model left out keeps its memory (a Python step's stub, ~60-120 MiB each) for other work."""
+    model left out starts no stub process and holds no memory."""
     unknown = sorted(set(entry_points) - set(ENTRY_POINTS))
     if unknown or not entry_points:
         raise ServerError(

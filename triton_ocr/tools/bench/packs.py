@@ -44,9 +44,13 @@ def measure_packs(
             stack.enter_context(running_server(opts, log_file=out_dir / f"{pack}.log"))
             urls[pack] = f"127.0.0.1:{grpc}"
             served_reader(urls[pack], "grpc", contract.OCR_MODEL)(images[0])  # warm up
+
+        def reader(pack: str):
+            return lambda: served_reader(urls[pack], "grpc", contract.OCR_MODEL)
+
         for round_index in range(rounds):
             for row in rows:
-                run_row(row, lambda p=row.name: served_reader(urls[p], "grpc", "ocr"), images)
+                run_row(row, reader(row.name), images)
                 print(
                     f"round {round_index + 1}/{rounds} {row.name} c={row.concurrency}: "
                     f"{row.throughput:.2f} img/s"
