@@ -443,7 +443,11 @@ def tune(
 
 @app.command("eval")
 def evaluate(
-    labelled: Path = typer.Argument(..., help="A manifest.json folder or an ICDAR 2015 folder."),
+    labelled: list[Path] = typer.Argument(
+        None,
+        help="Labelled sets (manifest.json or ICDAR 2015 folders); default: the dev split "
+        "../shared/eval and the report split tests/data/report.",
+    ),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {', '.join(PACKS)}."),
     model: str = typer.Option("ocr", help="Entry point: ocr or ensemble_model."),
     url: str = typer.Option(None, help="A running server's gRPC address (default: start one)."),
@@ -460,15 +464,22 @@ def evaluate(
         "onnxruntime", help="With --reference: RapidOCR's Det/Cls/Rec on onnxruntime or openvino."
     ),
 ) -> None:
-    """Accuracy on a labelled set: word-crop exact match and CER; string, token and detection
-    scores of scenes and documents; the images with misses."""
-    from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
+    """Accuracy on labelled sets, each on its own: word-crop exact match and CER; string, token
+    and detection scores of scenes and documents; the images with misses. Images a manifest
+    marks `held_out: false` (looked at while a setting was chosen) are left out."""
+    from triton_ocr.tools.evaluation.command import (
+        DEV_SPLIT,
+        REPORT_SPLIT,
+        EvalOptions,
+        parse_parameters,
+        run_evaluation,
+    )
     from triton_ocr.tools.reference import ReferenceNotInstalled
 
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own
     try:
         options = EvalOptions(
-            labelled,
+            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT)),
             found,
             model,
             url,

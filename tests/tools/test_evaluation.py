@@ -9,6 +9,7 @@ import pytest
 from triton_ocr.tools.evaluation.labels import (
     Label,
     Sample,
+    load_manifest,
     load_samples,
     parse_icdar_line,
     rotate_samples,
@@ -211,3 +212,30 @@ def test_eval_passes_the_reference_engine_on(monkeypatch, tmp_path: Path):
     assert seen[-1].reference and seen[-1].reference_engine == "openvino"
     assert CliRunner().invoke(app, args).exit_code == 0
     assert seen[-1].reference_engine == "onnxruntime"  # RapidOCR's own default
+
+
+def test_eval_reads_the_dev_and_the_report_split_unless_told(monkeypatch, tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from triton_ocr.cli import app
+    from triton_ocr.tools.evaluation import command
+
+    seen = []
+    monkeypatch.setattr(command, "run_evaluation", lambda options: seen.append(options) or 0)
+    assert CliRunner().invoke(app, ["eval", "--url", "127.0.0.1:1"]).exit_code == 0
+    assert seen[-1].labelled == (command.DEV_SPLIT, command.REPORT_SPLIT)
+    args = ["eval", str(tmp_path), str(tmp_path / "b"), "--url", "127.0.0.1:1"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert seen[-1].labelled == (tmp_path, tmp_path / "b")
+
+
+def test_images_looked_at_while_tuning_stay_out_of_a_report(tmp_path: Path):
+    from triton_ocr.tools.evaluation.command import held_out
+
+    entries = [
+        {"file": "a.png", "kind": "document", "text": ["one"]},
+        {"file": "b.png", "kind": "document", "text": ["two"], "held_out": False},
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps(entries))
+    kept, left_out = held_out(load_manifest(tmp_path))
+    assert [s.name for s in kept] == ["a.png"] and left_out == 1

@@ -35,6 +35,8 @@ class Sample:
     complete: bool  # False: some legible text is unlabelled, precision is not meaningful
     rotation: int = 0  # degrees clockwise the image is turned before it is read (boxes are)
     reading_order: bool = False  # the labels are the page's lines in the order people read them
+    # False: looked at while a setting was chosen, so a held-out split's figures leave it out
+    held_out: bool = True
 
     @property
     def name(self) -> str:
@@ -63,7 +65,7 @@ def _box(points) -> np.ndarray:
 
 def load_manifest(folder: Path) -> list[Sample]:
     """`folder/manifest.json` entries: file, kind, text, optional boxes, care, complete,
-    reading_order."""
+    reading_order, held_out."""
     samples = []
     for entry in json.loads((folder / "manifest.json").read_text()):
         texts = entry["text"]
@@ -77,7 +79,14 @@ def load_manifest(folder: Path) -> list[Sample]:
         )
         complete, ordered = entry.get("complete", True), entry.get("reading_order", False)
         samples.append(
-            Sample(folder / entry["file"], entry["kind"], labels, complete, reading_order=ordered)
+            Sample(
+                folder / entry["file"],
+                entry["kind"],
+                labels,
+                complete,
+                reading_order=ordered,
+                held_out=entry.get("held_out", True),
+            )
         )
     return samples
 
