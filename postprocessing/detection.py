@@ -19,6 +19,9 @@ class TextBoxes:
     quads: np.ndarray  # [N, 4, 2] float32, original image pixels, reading order
     scores: np.ndarray  # [N] float32 detection scores
     margin: float  # how much each crop grows above and below (0: the whole image is the line)
+    # The whole image is also read as one line, against these boxes (could_be_one_line): the
+    # reading the recognizer is surer of is kept (postprocessing.recognition.rival_reading).
+    rival: bool = False
 
 
 def find_boxes(
@@ -68,6 +71,30 @@ def looks_like_a_line(size: tuple[int, int], quads: np.ndarray, lines: TextLines
     return h <= lines.line_max_height and w >= lines.line_min_aspect * h and on_one_row(quads)
 
 
+def covering_box(size: tuple[int, int], quads: np.ndarray, cover: float) -> bool:
+    """True when one box spans at least `cover` of the image's height and of its width: the
+    text fills the image, as in a crop cut around a word."""
+    if not len(quads):
+        return False
+    h, w = size
+    spans = quads.max(axis=1) - quads.min(axis=1)  # [N, 2]: x and y extent of each box
+    return bool(((spans[:, 0] >= cover * w) & (spans[:, 1] >= cover * h)).any())
+
+
+def could_be_one_line(size: tuple[int, int], quads: np.ndarray, lines: TextLines) -> bool:
+    """A crop of one word or line, by its shape and what was found in it: line-shaped
+    (`looks_like_a_line`), small (no side over `line_max_side`) with nothing found, or filled
+    by one box. Such an image is also read whole, and the surer reading wins: size alone
+    misses crops taller than a line, and the detector finds fragments or nothing in many."""
+    h, w = size
+    small = not len(quads) and max(h, w) <= lines.line_max_side
+    return (
+        small
+        or looks_like_a_line(size, quads, lines)
+        or covering_box(size, quads, lines.line_box_cover)
+    )
+
+
 def text_boxes(
     maps: Sequence[np.ndarray], size: tuple[int, int], lines: TextLines, boxes: Boxes
 ) -> TextBoxes:
@@ -75,8 +102,8 @@ def text_boxes(
 
     Boxes are mapped from the detector's input frame to the original image, boxes thinner than
     `min_box_size` original pixels are dropped, and the rest are put in reading order. With
-    `single_line` "always" (no maps needed), or "auto" and a line-shaped image, the whole image
-    is one line.
+    `single_line` "always" (no maps needed) the whole image is the one line; with "auto", an
+    image that could be one line (`could_be_one_line`) is also read whole, as the boxes' rival.
     """
     if lines.single_line == "always":
         return whole_image(size)
@@ -84,8 +111,7 @@ def text_boxes(
     quads = scale_quads(quads, frame, size)
     keep = [i for i, q in enumerate(quads) if min(quad_size(q)) > lines.min_box_size]
     quads, scores = quads[keep], scores[keep]
-    if lines.single_line == "auto" and looks_like_a_line(size, quads, lines):
-        return whole_image(size)
+    rival = lines.single_line == "auto" and could_be_one_line(size, quads, lines)
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
-    return TextBoxes(quads.reshape(-1, 4, 2), scores.reshape(-1), lines.crop_margin)
+    return TextBoxes(quads.reshape(-1, 4, 2), scores.reshape(-1), lines.crop_margin, rival)

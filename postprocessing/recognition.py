@@ -77,6 +77,24 @@ def strong_texts(decoded: Sequence[tuple[str, float]], text_score: float) -> lis
     return [i for i, (text, score) in enumerate(decoded) if text.strip() and score >= text_score]
 
 
+def rival_reading(
+    decoded: Sequence[tuple[str, float]], text_score: float, margin: float
+) -> list[int]:
+    """The indices kept when the last decoded text is the whole image read as one line and the
+    others are the texts of the boxes found in it: the whole line, unless it is weak or the
+    boxes' strong texts are surer by more than `margin` (their confidence weighted by their
+    length, so a stray character beside a word counts for little)."""
+    last = len(decoded) - 1
+    boxes = strong_texts(decoded[:last], text_score)
+    if not strong_texts(decoded[last:], text_score):
+        return boxes
+    if not boxes:
+        return [last]
+    lengths = [len(decoded[i][0]) for i in boxes]
+    boxes_score = float(np.average([decoded[i][1] for i in boxes], weights=lengths))
+    return [last] if decoded[last][1] >= boxes_score - margin else boxes
+
+
 def select_texts(
     decoded: Sequence[tuple[str, float]], quads: np.ndarray, text_score: float
 ) -> Texts:

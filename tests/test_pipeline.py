@@ -10,7 +10,14 @@ from tests.conftest import REPOSITORY
 from triton_ocr.config.packs import DEFAULT_PACK
 from triton_ocr.config.repository import Repository
 from triton_ocr.config.requests import with_overrides
-from triton_ocr.pipeline import BestPath, read_image, read_lines, recognize_rows
+from triton_ocr.pipeline import (
+    BestPath,
+    locate,
+    prepare_image,
+    read_image,
+    read_lines,
+    recognize_rows,
+)
 from triton_ocr.settings import Grouping, Orientation, PipelineSettings, TextFilter
 from triton_ocr.tools.samples import render, render_blank
 
@@ -67,7 +74,7 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
     batch_widths = [shape[3] for shape in calls]
     assert batch_widths == sorted(batch_widths)  # narrow rows padded together, wide ones together
     quads = np.zeros((5, 4, 2), np.float32)
-    texts = read_lines(best, quads, ALPHABET, TextFilter(0.5)).texts
+    texts = read_lines(best, quads, ALPHABET, TextFilter(0.5, 0.02)).texts
     assert texts == ["a" * n for n in (10, 1, 5, 2, 3)]  # in the callers' order
 
 
@@ -77,7 +84,7 @@ def test_read_lines_ignores_padding_rows_and_weak_or_empty_texts():
         np.array([[0.9, 0, 0.9], [0, 0, 0], [0.2, 0.2, 0], [0.9, 0.9, 0.9]], np.float32),
     )
     quads = np.arange(3 * 8, dtype=np.float32).reshape(3, 4, 2)  # the 4th row is padding
-    out = read_lines(best, quads, ALPHABET, TextFilter(0.5))
+    out = read_lines(best, quads, ALPHABET, TextFilter(0.5, 0.02))
     assert out.texts == ["ab"]
     np.testing.assert_array_equal(out.quads, quads[:1])
 
@@ -137,14 +144,61 @@ def test_a_small_wide_image_without_detections_is_read_as_one_line():
     )
 
 
-def test_large_or_tall_images_are_not_taken_for_lines():
+def test_large_images_without_detections_are_not_taken_for_lines():
     blank = settings()
-    for shape in ((200, 600, 3), (40, 50, 3)):  # too tall; not wide enough
+    for shape in ((200, 600, 3), (400, 300, 3)):  # too tall for a line, too large for a crop
         data = png(np.full(shape, 255, np.uint8))
         assert (
             read_image(data, blank, dark_is_text, one_b_per_crop([]), upright, upright_page).texts
             == []
         )
+
+
+def test_a_small_image_without_detections_is_read_whole():
+    data = png(np.full((78, 72, 3), 255, np.uint8))  # nearly square: a word crop's size
+    out = read_image(data, settings(), dark_is_text, one_b_per_crop([]), upright, upright_page)
+    assert out.texts == ["b"]
+    np.testing.assert_array_equal(out.quads[0], [[0, 0], [72, 0], [72, 78], [0, 78]])
+
+
+def test_a_crop_filled_by_its_box_is_also_read_whole():
+    image = np.full((120, 110, 3), 255, np.uint8)  # too tall for the line shape
+    image[4:116, 4:106] = 0  # one box filling it
+    s = settings()
+    maps = dark_is_text(prepare_image(image, s.detector_input).detector_input)
+    located = locate(maps, image, s.lines, s.boxes, s.recognizer_input, s.blocks)
+    assert located.rival and len(located.rows) == len(located.quads) == 2
+    np.testing.assert_array_equal(located.quads[-1], [[0, 0], [110, 0], [110, 120], [0, 120]])
+    assert located.block.tolist() == [0, 1]  # the whole image is a block of its own
+    image[60:64] = 255  # two stacked lines: no box fills it
+    maps = dark_is_text(prepare_image(image, s.detector_input).detector_input)
+    assert not locate(maps, image, s.lines, s.boxes, s.recognizer_input, s.blocks).rival
+
+
+def rival_paths(box_scores: list[float], whole_score: float) -> BestPath:
+    """Each box reads "a" at its score, the last row (the whole image) "ab" at whole_score."""
+    rows = [[1, 0, 0, 0] for _ in box_scores] + [[1, 0, 2, 0]]
+    scores = [[b, 0, 0, 0] for b in box_scores] + [[whole_score, 0, whole_score, 0]]
+    return BestPath(np.array(rows, np.int64), np.array(scores, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("boxes", "whole", "texts"),
+    [
+        ([0.95, 0.99], 0.96, ["ab"]),  # the boxes are surer, but by less than the margin
+        ([0.99, 0.99], 0.96, ["a", "a"]),  # surer by more: the boxes' texts
+        ([0.3], 0.9, ["ab"]),  # the boxes' text is weak
+        ([0.99], 0.4, ["a"]),  # the whole line is weak
+        ([], 0.9, ["ab"]),  # nothing found: the whole line alone
+        ([0.4], 0.4, []),
+    ],
+)
+def test_the_surer_of_the_two_readings_is_kept(boxes, whole, texts):
+    quads = np.arange((len(boxes) + 1) * 8, dtype=np.float32).reshape(-1, 4, 2)
+    out = read_lines(rival_paths(boxes, whole), quads, ALPHABET, TextFilter(0.5, 0.02), True)
+    assert out.texts == texts
+    if texts == ["ab"]:
+        np.testing.assert_array_equal(out.quads, quads[-1:])
 
 
 def test_two_rows_in_a_small_image_keep_their_boxes():

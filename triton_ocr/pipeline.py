@@ -26,11 +26,11 @@ import numpy as np
 
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
-from triton_ocr.postprocessing.detection import text_boxes
+from triton_ocr.postprocessing.detection import text_boxes, whole_image
 from triton_ocr.postprocessing.geometry import crop_frame
 from triton_ocr.postprocessing.orientation import path_confidence, upside_down
 from triton_ocr.postprocessing.page_orientation import lines_level, proposed_turn
-from triton_ocr.postprocessing.recognition import Texts, strong_texts
+from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
 from triton_ocr.postprocessing.words import text_words
 from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.decode import decode_image
@@ -102,6 +102,8 @@ class Located:
     widths: list[int]  # per crop: its own width in its row
     padded: list[int]  # per crop: the batch width it needs on its own
     margin: float  # what each crop took above and below its box (crop_frame's margin)
+    # the last box and row are the whole image, read as one line against the others (margin 0)
+    rival: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,12 +178,20 @@ def locate(
     blocks: Blocks,
 ) -> Located:
     """Stage 3: detector maps + the (upright) image -> text boxes in reading order, block by
-    block, and one recognizer row per box, cut from the image at full resolution."""
+    block, and one recognizer row per box, cut from the image at full resolution; then, when
+    the image could be a crop of one line, the whole image as the boxes' rival (a block of
+    its own)."""
     found = text_boxes(maps, image.shape[:2], lines, boxes)
     layout = page_layout(found.quads, blocks)
-    quads = found.quads[layout.order]
-    rows, widths, padded = recognizer_rows(cut_crops(image, quads, found.margin), recognizer)
-    return Located(quads, layout.block, rows, widths, padded, found.margin)
+    quads, block = found.quads[layout.order], layout.block
+    crops = cut_crops(image, quads, found.margin)
+    if found.rival:
+        whole = whole_image(image.shape[:2])
+        quads = np.concatenate([quads, whole.quads])
+        block = np.concatenate([block, np.int32([block.max(initial=-1) + 1])])
+        crops += cut_crops(image, whole.quads, whole.margin)
+    rows, widths, padded = recognizer_rows(crops, recognizer)
+    return Located(quads, block, rows, widths, padded, found.margin, found.rival)
 
 
 async def orient_groups(
@@ -277,25 +287,32 @@ def read_lines(
     quads: np.ndarray,
     alphabet: Sequence[str],
     text_filter: TextFilter,
+    rival: bool = False,
     located: Located | None = None,
     word_boxes: bool = False,
 ) -> Texts:
     """Stage 5: the best path of the len(quads) crops -> texts, dropping weak or empty ones;
-    with `located` (the crops the best path was read from), each kept text's block, and with
-    `word_boxes` its word boxes too.
+    with `rival` (the last crop is the whole image, Located.rival), either the whole line or
+    the others' texts (rival_reading); with `located` (the crops the best path was read from),
+    each kept text's block, and with `word_boxes` its word boxes too.
 
     Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
     """
     n = len(quads)
     decoded = ctc_greedy_decode(best.best_class[:n], best.best_score[:n], alphabet) if n else []
-    kept = strong_texts(decoded, text_filter.text_score)
+    f = text_filter
+    kept = (
+        rival_reading(decoded, f.text_score, f.rival_margin)
+        if rival
+        else strong_texts(decoded, f.text_score)
+    )
     found = Texts.of(decoded, quads, kept)
     if located is None:
         return found
     found = found.with_blocks(located.block[kept])
     if not word_boxes or best.step_widths is None or best.turned is None:
         return found
-    frames = [crop_frame(quads[i], located.margin) for i in kept]
+    frames = [crop_frame(quads[i], 0.0 if rival and i == n - 1 else located.margin) for i in kept]
     boxes = text_words(
         best.best_class,
         best.best_score,
@@ -352,7 +369,9 @@ async def read_page_async(
         n.recognize,
         n.classify,
     )
-    texts = read_lines(best, located.quads, s.alphabet, s.text_filter, located, s.words.word_boxes)
+    texts = read_lines(
+        best, located.quads, s.alphabet, s.text_filter, located.rival, located, s.words.word_boxes
+    )
     return texts.turned_back(upright.rotation, page.shape[:2])
 
 

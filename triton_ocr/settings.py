@@ -125,11 +125,15 @@ class TextLines:
     # with room around the text, and detector boxes hug it.
     crop_margin: float
     # The whole image as one text line: "always" (the caller sends crops), "never", or "auto":
-    # when the image is line-shaped (at most line_max_height px tall, at least line_min_aspect
-    # times wider than tall) and detection found nothing or boxes on a single row only.
+    # also read whole, against the boxes found, when the image could be a crop of one line:
+    # line-shaped (at most line_max_height px tall, at least line_min_aspect times wider than
+    # tall, boxes on a single row only), small (no side over line_max_side) with nothing found,
+    # or one box spanning line_box_cover of its height and width.
     single_line: str
     line_max_height: int
     line_min_aspect: float
+    line_max_side: int
+    line_box_cover: float
 
     def __post_init__(self) -> None:
         _check_choice("detector", self.detector, tuple(DETECTORS))
@@ -138,6 +142,10 @@ class TextLines:
                 f"parameter 'crop_margin' must be between 0 and 1, not {self.crop_margin}"
             )
         _check_choice("single_line", self.single_line, SINGLE_LINE_MODES)
+        if not 0 < self.line_box_cover <= 1:
+            raise ValueError(
+                f"parameter 'line_box_cover' must be in (0, 1], not {self.line_box_cover}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +226,9 @@ class ClassifierInput:
 @dataclasses.dataclass(frozen=True)
 class TextFilter:
     text_score: float  # texts below this mean CTC confidence are dropped
+    # The whole image read as one line (TextBoxes.rival) replaces the boxes' texts unless their
+    # confidence (weighted by length) is higher than the whole line's by more than this.
+    rival_margin: float
 
 
 @dataclasses.dataclass(frozen=True)

@@ -60,13 +60,15 @@ def test_prefixed_keys_fill_plain_fields():
 
 @pytest.mark.parametrize(("raw", "value"), [("true", True), ("False", False), ("1", True)])
 def test_booleans(raw, value):
-    params = {"text_score": "0.5", "alphabet_metadata_key": "k", "append_space": raw}
+    params = {"text_score": "0.5", "rival_margin": "0", "alphabet_metadata_key": "k"}
+    params["append_space"] = raw
     _, source = parse_groups(params, TextFilter, AlphabetSource)
     assert source.append_space is value
 
 
 def test_boolean_typo_is_an_error():
-    params = {"text_score": "0.5", "alphabet_metadata_key": "k", "append_space": "ture"}
+    params = {"text_score": "0.5", "rival_margin": "0", "alphabet_metadata_key": "k"}
+    params["append_space"] = "ture"
     with pytest.raises(ValueError, match="append_space"):
         parse_groups(params, TextFilter, AlphabetSource)
 

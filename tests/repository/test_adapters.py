@@ -126,25 +126,28 @@ def test_detection_postprocessing_hands_on_rows_boxes_and_widths(adapter):
     names = [t["name"] for t in config_dict("detection_postprocessing")["input"]]
     *maps, image_name, rotation_name = names
     upright = np.zeros(1, np.int32)
-    image = np.full((200, 256, 3), 255, np.uint8)  # too tall to be taken for one line
-    probability = np.zeros((1, 1, 200, 256), np.float32)
+    image = np.full((400, 512, 3), 255, np.uint8)  # too large to be taken for a crop
+    probability = np.zeros((1, 1, 400, 512), np.float32)
     probability[..., 20:44, 30:200] = 1.0  # one text line
+    small = np.full((60, 90, 3), 255, np.uint8)  # a crop's size, nothing found in it
+    requests = [
+        (probability, image),
+        (np.zeros_like(probability), image),
+        (np.zeros((1, 1, 60, 90), np.float32), small),
+    ]
     responses = model.execute(
         [
-            fake_pb_utils.Request(
-                {maps[0]: probability, image_name: image, rotation_name: upright}
-            ),
-            fake_pb_utils.Request(
-                {
-                    maps[0]: np.zeros((1, 1, 200, 256), np.float32),
-                    image_name: image,
-                    rotation_name: upright,
-                }
-            ),
+            fake_pb_utils.Request({maps[0]: found, image_name: page, rotation_name: upright})
+            for found, page in requests
         ]
     )
-    batch, boxes, padded, widths = (t.as_numpy() for t in responses[0].output_tensors)
+    batch, boxes, padded, widths, rival = (t.as_numpy() for t in responses[0].output_tensors)
     assert boxes.shape == (1, 4, 2) and padded.tolist() == [max(320, int(widths[0]))]
     assert batch.shape[:3] == (1, 3, 48) and batch.shape[3] == padded[0]
-    batch, boxes, padded, widths = (t.as_numpy() for t in responses[1].output_tensors)
+    assert rival.tolist() == [0]
+    batch, boxes, padded, widths, rival = (t.as_numpy() for t in responses[1].output_tensors)
     assert boxes.shape == (0, 4, 2) and padded.size == 0 and batch.shape[0] == 1  # a blank row
+    assert rival.tolist() == [0]
+    batch, boxes, padded, widths, rival = (t.as_numpy() for t in responses[2].output_tensors)
+    np.testing.assert_array_equal(boxes[0], [[0, 0], [90, 0], [90, 60], [0, 60]])
+    assert rival.tolist() == [1] and batch.shape[0] == 1  # the whole image, as the rival

@@ -1,5 +1,6 @@
 """Triton adapter of stage 3, pipeline.locate: (detector maps..., the upright page, its turn) ->
-(recognizer rows in one batch, boxes on the page as sent, padded and own widths)."""
+(recognizer rows in one batch, boxes on the page as sent, padded and own widths, whether the
+last box is the whole image read against the others)."""
 
 import numpy as np
 
@@ -33,4 +34,5 @@ class TritonPythonModel:
         batch = whole_batch(found.rows, found.padded, self.recognizer)
         widths = [np.asarray(w, np.int32) for w in (found.padded, found.widths)]
         quads = turned_back(found.quads, rotation, image.shape[:2])
-        return respond(self.output_names, [batch, quads, *widths])
+        rival = np.int32([found.rival])
+        return respond(self.output_names, [batch, quads, *widths, rival])

@@ -1,5 +1,5 @@
-"""Triton adapter of stage 5, pipeline.read_lines: (best class, best score, boxes) -> (texts,
-polygons, scores)."""
+"""Triton adapter of stage 5, pipeline.read_lines: (best class, best score, boxes, whether the
+last box is the whole image's rival reading) -> (texts, polygons, scores)."""
 
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
@@ -14,7 +14,8 @@ class TritonPythonModel:
         config = args["model_config"]
         _, self.text_filter, source = step_settings(RECOGNITION_POSTPROCESSING, config)
         self.alphabet = repository.alphabet(source)
-        self.class_name, self.score_name, self.boxes_name = tensor_names(config, "input")
+        names = tensor_names(config, "input")
+        self.class_name, self.score_name, self.boxes_name, self.rival_name = names
         self.output_names = tensor_names(config, "output")
 
     def execute(self, requests):
@@ -25,5 +26,6 @@ class TritonPythonModel:
             input_array(request, self.class_name), input_array(request, self.score_name)
         )
         quads = input_array(request, self.boxes_name)
-        found = read_lines(best, quads, self.alphabet, self.text_filter)
+        rival = bool(input_array(request, self.rival_name).reshape(-1)[0])
+        found = read_lines(best, quads, self.alphabet, self.text_filter, rival)
         return respond(self.output_names, texts_as_tensors(found))

@@ -89,7 +89,7 @@ def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings
             for i in range(0, len(found.rows), limit)
         ]
         best = BestPath(*(np.concatenate(parts) for parts in zip(*results, strict=True)))
-        return read_lines(best, found.quads, s.alphabet, s.text_filter)
+        return read_lines(best, found.quads, s.alphabet, s.text_filter, found.rival)
 
     return read
 
