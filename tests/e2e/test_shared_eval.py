@@ -67,10 +67,10 @@ def test_eval_meets_the_accuracy_floor(server, shared_eval, tmp_path, model):
 # with the default pack on 2026-12-02 (docs/accuracy.md, "Both splits"): string F1 0.942, word
 # F1 0.978, word crops 23/32; RapidOCR 3.10.0 on the same images 0.860, 0.834, 14/32. The crops
 # read whole when they could be one line (docs/accuracy.md, "Word crops without being told"):
-# 28/32 exact; the floor is the 0.85 (27.2 of 32).
+# 28/32 exact; the floor leaves one crop for run-to-run noise (BF16 on OpenVINO).
 REPORT_STRING_F1_FLOOR = 0.92
 REPORT_WORD_F1_FLOOR = 0.95
-REPORT_WORDS_EXACT_FLOOR = 28
+REPORT_WORDS_EXACT_FLOOR = 27
 
 
 def test_eval_holds_on_the_report_split(server, tmp_path):
