@@ -45,6 +45,44 @@ def pad_quad(quad: np.ndarray, margin: float) -> np.ndarray:
     return np.stack([quad[0] - step, quad[1] - step, quad[2] + step, quad[3] + step])
 
 
+def room_on_page(quads: np.ndarray, margin: float) -> np.ndarray:
+    """[N] float32: how much of its crop `margin` (a fraction of its height, above and below)
+    each of the tl, tr, br, bl `quads` may take from the page: all of it, or less where the
+    nearest box above or below it (in the box's own frame, overlapping it across, its centre
+    higher or lower) is nearer. No crop takes pixels from inside another box: on a page with
+    tight leading the next line's strokes stay out of the crop (preprocessing.crops)."""
+    n = len(quads)
+    out = np.full(n, margin, np.float32)
+    if n < 2 or margin == 0:
+        return out
+    q = np.asarray(quads, np.float32).reshape(n, 4, 2)
+    across = (q[:, 1] - q[:, 0] + q[:, 2] - q[:, 3]) / 2  # mean of top and bottom edges
+    down = (q[:, 3] - q[:, 0] + q[:, 2] - q[:, 1]) / 2  # mean of the side edges
+    width = np.linalg.norm(across, axis=1)
+    height = np.linalg.norm(down, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit_across, unit_down = across / width[:, None], down / height[:, None]
+    corners = q.reshape(n * 4, 2)
+    for start in range(0, n, 256):  # 256 boxes against all at a time: bounded memory
+        rows = np.arange(start, min(start + 256, n))
+        # every corner along each box's line (u) and down its side (v), from its top-left
+        u = (corners @ unit_across[rows].T).reshape(n, 4, -1).transpose(2, 0, 1)  # [k, n, 4]
+        v = (corners @ unit_down[rows].T).reshape(n, 4, -1).transpose(2, 0, 1)
+        u -= np.einsum("kd,kd->k", q[rows, 0], unit_across[rows])[:, None, None]
+        v -= np.einsum("kd,kd->k", q[rows, 0], unit_down[rows])[:, None, None]
+        w, h = width[rows, None], height[rows, None]
+        beside = np.minimum(u.max(2), w) > np.maximum(u.min(2), 0)
+        beside[np.arange(len(rows)), rows] = False
+        centre = (v.min(2) + v.max(2)) / 2 - h / 2  # against each box's own centre
+        gap = np.where(centre < 0, -v.max(2), v.min(2) - h)  # to the box above, or below
+        gap = np.where(beside & (centre != 0), np.maximum(gap, 0), np.inf).min(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.minimum(margin, gap / height[rows])
+        ok = (width[rows] > 0) & (height[rows] > 0)
+        out[rows[ok]] = room[ok]
+    return out
+
+
 def quad_size(quad: np.ndarray) -> tuple[float, float]:
     """(width, height) of a tl, tr, br, bl quad: the longer of each pair of opposite edges."""
     width = max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[3] - quad[2]))

@@ -14,9 +14,12 @@ import numpy as np
 from triton_ocr.postprocessing.geometry import crop_frame
 
 
-def warp_crop(image: np.ndarray, quad: np.ndarray, margin: float = 0.0) -> np.ndarray:
+def warp_crop(
+    image: np.ndarray, quad: np.ndarray, margin: float = 0.0, room: float | None = None
+) -> np.ndarray:
     """Perspective-warp the tl, tr, br, bl `quad` of `image` (grown by `margin` of its height
-    above and below) into an upright rectangle, turned to read when it is a vertical line."""
+    above and below) into an upright rectangle, turned to read when it is a vertical line. With
+    `room` (< `margin`), only that much of the margin comes from the page (fill_beyond)."""
     frame = crop_frame(quad, margin)
     # warp, then turn: the turn moves whole pixels, so the crop's pixels are the plain warp's
     w, h = (frame.height, frame.width) if frame.vertical else (frame.width, frame.height)
@@ -25,10 +28,36 @@ def warp_crop(image: np.ndarray, quad: np.ndarray, margin: float = 0.0) -> np.nd
     )
     if frame.vertical:
         crop = cv2.rotate(crop, cv2.ROTATE_90_COUNTERCLOCKWISE)
+    if room is not None and room < margin:
+        crop = fill_beyond(crop, frame.top, frame.bottom, room)
     return crop
 
 
-def cut_crops(image: np.ndarray, quads: Sequence[np.ndarray], margin: float) -> list[np.ndarray]:
+def fill_beyond(crop: np.ndarray, top: float, bottom: float, room: float) -> np.ndarray:
+    """`crop` with its rows more than `room` box heights above `top` or below `bottom` (the box's
+    own edges in the crop) replaced by the last row within: the crop keeps its size, so the text
+    keeps its scale in the recognizer's row, but not the next line's strokes."""
+    h = crop.shape[0]
+    extent = room * (bottom - top)
+    first = int(np.clip(np.floor(top - extent), 0, h - 1))
+    last = int(np.clip(np.ceil(bottom + extent) - 1, first, h - 1))
+    out = crop.copy()
+    out[:first] = crop[first]
+    out[last + 1 :] = crop[last]
+    return out
+
+
+def cut_crops(
+    image: np.ndarray,
+    quads: Sequence[np.ndarray],
+    margin: float,
+    rooms: Sequence[float] | None = None,
+) -> list[np.ndarray]:
     """One upright crop per quad, each taking `margin` of its box's height more above and below
-    (detector boxes hug the text; the recognizer keeps spaces only with room around it)."""
-    return [warp_crop(image, quad, margin) for quad in quads]
+    (detector boxes hug the text; the recognizer keeps spaces only with room around it), of
+    which `rooms` (postprocessing.geometry.room_on_page) says how much may come from the page."""
+    if rooms is None:
+        return [warp_crop(image, quad, margin) for quad in quads]
+    return [
+        warp_crop(image, quad, margin, float(room)) for quad, room in zip(quads, rooms, strict=True)
+    ]

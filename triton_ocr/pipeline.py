@@ -27,7 +27,7 @@ import numpy as np
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes, whole_image
-from triton_ocr.postprocessing.geometry import crop_frame
+from triton_ocr.postprocessing.geometry import crop_frame, room_on_page
 from triton_ocr.postprocessing.orientation import path_confidence, upside_down
 from triton_ocr.postprocessing.page_orientation import lines_level, proposed_turn
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
@@ -184,7 +184,7 @@ def locate(
     found = text_boxes(maps, image.shape[:2], lines, boxes)
     layout = page_layout(found.quads, blocks)
     quads, block = found.quads[layout.order], layout.block
-    crops = cut_crops(image, quads, found.margin)
+    crops = cut_crops(image, quads, found.margin, room_on_page(quads, found.margin))
     if found.rival:
         whole = whole_image(image.shape[:2])
         quads = np.concatenate([quads, whole.quads])

@@ -122,7 +122,9 @@ class TextLines:
     min_box_size: float  # boxes thinner than this (original pixels) are dropped
     # Each box grows by this fraction of its height above and below before it is cropped (the
     # returned polygon stays the detector's): the recognizer keeps the spaces between words only
-    # with room around the text, and detector boxes hug it.
+    # with room around the text, and detector boxes hug it. Where the next line's box is nearer,
+    # the rest of the margin repeats the crop's edge row (geometry.room_on_page): that line's
+    # strokes in the crop cost characters.
     crop_margin: float
     # The whole image as one text line: "always" (the caller sends crops), "never", or "auto":
     # also read whole, against the boxes found, when the image could be a crop of one line:

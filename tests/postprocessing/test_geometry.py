@@ -6,6 +6,7 @@ from triton_ocr.postprocessing.geometry import (
     pad_quad,
     quad_size,
     reading_order,
+    room_on_page,
     scale_quads,
 )
 
@@ -70,3 +71,35 @@ def test_pad_quad_grows_along_the_quads_own_height():
     width, height = quad_size(padded)
     assert width == pytest.approx(100, abs=1e-3) and height == pytest.approx(30, abs=1e-3)
     assert pad_quad(quad, 0) is quad
+
+
+def test_lines_with_room_keep_their_margin():
+    quads = np.stack([box(0, 0, 200, 20), box(0, 40, 200, 60), box(300, 0, 400, 20)])
+    np.testing.assert_allclose(room_on_page(quads, 0.1), [0.1, 0.1, 0.1])
+    assert room_on_page(quads[:1], 0.1).tolist() == pytest.approx([0.1])
+    assert room_on_page(quads[:0], 0.1).shape == (0,)
+
+
+def test_no_crop_takes_the_next_line():
+    # 20 px lines 1 px apart, touching, overlapping: a margin of 2 px would take the other's strokes
+    for gap, want in ((1, 0.05), (0, 0.0), (-5, 0.0)):
+        quads = np.stack([box(0, 0, 200, 20), box(50, 20 + gap, 250, 40 + gap)])
+        np.testing.assert_allclose(room_on_page(quads, 0.1), [want, want], atol=1e-6)
+
+
+def test_only_boxes_above_or_below_limit_the_margin():
+    line = box(0, 0, 200, 20)
+    beside = box(205, 0, 300, 20)  # the same row: no room taken above or below
+    far_right_below = box(210, 21, 300, 41)  # below, but not across the line
+    wide = box(0, 0, 200, 40)  # a taller box just under a short one limits the short one
+    np.testing.assert_allclose(room_on_page(np.stack([line, beside, far_right_below]), 0.1)[0], 0.1)
+    np.testing.assert_allclose(
+        room_on_page(np.stack([box(0, -10, 100, -1), wide]), 0.1), [0.1, 0.025]
+    )
+
+
+def test_margins_are_measured_in_each_box_frame():
+    turn = np.radians(30)
+    rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    quads = np.stack([box(0, 0, 200, 20), box(0, 21, 200, 41)]) @ rot.T + 300
+    np.testing.assert_allclose(room_on_page(quads, 0.1), [0.05, 0.05], atol=1e-5)

@@ -45,6 +45,18 @@ def test_the_margin_grows_each_crop_above_and_below():
     np.testing.assert_array_equal(tight, warp_crop(image, quad))
 
 
+def test_the_margin_takes_no_more_of_the_page_than_its_room():
+    image = np.full((100, 200, 3), 255, np.uint8)
+    image[30:38] = 0  # the strokes of the line above, 2 px over the box
+    quad = np.array([[20, 40], [120, 40], [120, 80], [20, 80]], np.float32)  # 40 px high
+    (full,) = cut_crops(image, [quad], 0.25, [0.25])  # 10 px above: the strokes come in
+    (kept,) = cut_crops(image, [quad], 0.25, [0.025])  # 1 px of the page above, then its row
+    assert full.shape == kept.shape == (60, 100, 3)
+    assert full[:10].min() == 0 and kept.min() == 255
+    np.testing.assert_array_equal(kept[9:], full[9:])  # the box and the room are the page's
+    assert (kept[:9] == kept[9]).all()  # above them: the first row within, again
+
+
 # --- the crop geometry comes from crop_frame, and the pixels stay what they were ------------
 
 
