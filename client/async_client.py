@@ -20,6 +20,7 @@ from .ocr_client import (
     Item,
     Request,
     as_bytes,
+    call_options,
     check_image,
     check_items,
     flat_lines,
@@ -88,7 +89,7 @@ class AsyncOcrClient(ClientOptions):
 
     async def _infer(self, request: Request):
         async def attempt(seconds_left: float):
-            extra = {"client_timeout": seconds_left} if self.protocol == "grpc" else {}
+            extra = call_options(self.protocol, request.model, seconds_left)
             call = self.client.infer(
                 request.model,
                 request.inputs,

@@ -68,11 +68,17 @@ def is_transient(error: Exception) -> bool:
     return isinstance(error, (ConnectionError, TimeoutError, OSError, asyncio.TimeoutError))
 
 
+def backoff_delay(attempt: int, backoff_s: float) -> float:
+    """The wait before try `attempt + 1`: doubling from `backoff_s`, with jitter (half to all of
+    it), so refused clients spread out instead of coming back together."""
+    return backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+
+
 def retry_wait(error: Exception, attempt: int, retries: int, backoff_s: float, left_s: float):
     """Seconds to wait before trying again after `error` on attempt `attempt` (0-based), or
     None to give up: the error is not transient, no retry is left, or the wait would end past
     the deadline (`left_s` from now). The waits double from `backoff_s`, with jitter."""
-    wait = backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+    wait = backoff_delay(attempt, backoff_s)
     if attempt == retries or not is_transient(error) or wait >= left_s:
         return None
     return wait
@@ -180,6 +186,17 @@ def image_request(module: ModuleType, data: bytes, model: str = contract.ENSEMBL
 OCR_ALL_OUTPUTS = contract.OCR_ALL_OUTPUTS
 
 
+def call_options(protocol: str, model: str, seconds_left: float) -> dict[str, Any]:
+    """The keyword arguments of one `infer` call with `seconds_left` until the caller's deadline:
+    gRPC's own client-side timeout, and for `ocr` the deadline as Triton's per-request timeout
+    (microseconds), so a request still waiting in `ocr`'s queue when it passes is dropped there,
+    unread, instead of being worked on for a caller who is gone."""
+    options: dict[str, Any] = {"client_timeout": seconds_left} if protocol == "grpc" else {}
+    if model == contract.OCR_MODEL:
+        options["timeout"] = max(1, int(seconds_left * 1e6))
+    return options
+
+
 def ocr_parameters(word_boxes: bool, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
     """The request parameters of an `ocr` call: `word_boxes` only when asked for."""
     found = dict(parameters)
@@ -191,10 +208,11 @@ def ocr_parameters(word_boxes: bool, parameters: Mapping[str, Any]) -> dict[str,
 def ocr_request(
     module: ModuleType, data: Sequence[bytes], word_boxes: bool = False, **parameters: Any
 ) -> Request:
-    """The `ocr` entry point's request: the items as BYTES [n], every output asked for."""
-    array = np.empty(len(data), dtype=np.object_)
-    array[:] = list(data)
-    tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [len(data)], "BYTES")
+    """The `ocr` entry point's request: the items as BYTES [1, n] (a batch of one request),
+    every output asked for."""
+    array = np.empty((1, len(data)), dtype=np.object_)
+    array[0, :] = list(data)
+    tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [1, len(data)], "BYTES")
     tensor.set_data_from_numpy(array)
     outputs = [module.InferRequestedOutput(name) for name in OCR_ALL_OUTPUTS]
     return Request(contract.OCR_MODEL, [tensor], outputs, ocr_parameters(word_boxes, parameters))
@@ -205,9 +223,14 @@ def image_lines(result) -> list[TextLine]:
     return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))
 
 
+def unbatched(array: np.ndarray | None) -> np.ndarray | None:
+    """An `ocr` output without its batch dimension of one (None: not in the answer)."""
+    return None if array is None else array[0]
+
+
 def ocr_documents(result, sources: Sequence[str | None]) -> list[Document]:
     """The `ocr` entry point's answer (an InferResult) as one Document per item."""
-    outputs = {name: result.as_numpy(name) for name in OCR_ALL_OUTPUTS}
+    outputs = {name: unbatched(result.as_numpy(name)) for name in OCR_ALL_OUTPUTS}
     return parse_ocr_outputs(outputs, len(sources), sources)
 
 
@@ -290,7 +313,7 @@ class OcrClient(ClientOptions):
 
     def _infer(self, request: Request):
         def attempt(seconds_left: float):
-            extra = {"client_timeout": seconds_left} if self.protocol == "grpc" else {}
+            extra = call_options(self.protocol, request.model, seconds_left)
             return self._client.infer(
                 request.model,
                 request.inputs,

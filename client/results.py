@@ -308,9 +308,10 @@ def parse_ocr_outputs(
     items: int,
     sources: Sequence[str | None] | None = None,
 ) -> list[Document]:
-    """The `ocr` entry point's output tensors (by name, as `InferResult.as_numpy` gives them)
-    for a request of `items` items: one Document per item, in request order, every page read
-    listed (with or without text), lines in reading order with their words if any.
+    """The `ocr` entry point's output tensors (by name, as `InferResult.as_numpy` gives them,
+    less their batch dimension of one) for a request of `items` items: one Document per item,
+    in request order, every page read listed (with or without text), lines in reading order
+    with their words if any.
 
     Raises ValueError when the response does not hold together (lengths that differ, indices
     naming items, pages or lines that are not there).

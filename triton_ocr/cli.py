@@ -526,6 +526,33 @@ def soak(
 
 
 @app.command()
+def overload(
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    clients: str = typer.Option("16,64,256", help="Fleet sizes, comma-separated: one run each."),
+    seconds: float = typer.Option(60.0, help="How long each run sends."),
+    entry_points: str = typer.Option(
+        ",".join(ENTRY_POINTS), help="The entry points driven, one after the other."
+    ),
+    out: Path = typer.Option(Path("bench-results"), help="Folder for overload.json."),
+    shared_eval: Path = SHARED_EVAL_OPTION,
+) -> None:
+    """N clients per entry point, each sending again as soon as it is answered, for T seconds:
+    done, shed (overload refusals) and other errors, throughput, p50 and p99 of the accepted
+    requests, and the peak growth of the server's resident memory (a benchmark, not a test)."""
+    from triton_ocr.tools.reliability.overload import OverloadOptions, run_overload
+
+    found = pack_repository(repository, DEFAULT_PACK)
+    try:
+        fleets = tuple(int(n) for n in clients.split(","))
+    except ValueError:
+        fail(f"--clients must be comma-separated counts, not {clients!r}", 2)
+    if not fleets or min(fleets) < 1 or seconds <= 0:
+        fail("--clients must be counts of at least 1 and --seconds positive", 2)
+    served = entry_point_names(entry_points)
+    run_overload(OverloadOptions(found, fleets, seconds, served, shared_eval, out))
+
+
+@app.command()
 def faults(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
     out: Path = typer.Option(Path("bench-results"), help="Folder for faults.json."),

@@ -50,8 +50,9 @@ OUTPUT_SCORES = "text_scores"  # FP32 [1, N]
 OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 
 # `ocr`: several images per request, request parameters (docs/api.md), and one entry per text with
-# the index of the image it belongs to.
-OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files
+# the index of the image it belongs to. Every tensor has a leading batch dimension of one (the
+# request; max_batch_size 1, for the queue policy), left out of the shapes below.
+OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files, sent as [1, n_images]
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
 OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 # An item of `images` may be a document (a PDF, a multi-page TIFF): each of its pages is read as

@@ -45,6 +45,11 @@ ENSEMBLE = {
 }
 
 
+def batched(outputs: dict) -> dict:
+    """`ocr`'s outputs as the server sends them: each with the request's batch dimension."""
+    return {name: array[None] for name, array in outputs.items()}
+
+
 class FakeTriton:
     """tritonclient's client, answering from prepared outputs; `errors` first, if any."""
 
@@ -73,7 +78,7 @@ class FakeAsyncTriton(FakeTriton):
 @pytest.fixture(params=["http", "grpc"])
 def client(request):
     found = OcrClient(protocol=request.param, limits=LIMITS, retries=2, backoff=0.001)
-    found._client = FakeTriton(ocr_outputs(LINES, PAGES, WORDS))
+    found._client = FakeTriton(batched(ocr_outputs(LINES, PAGES, WORDS)))
     return found
 
 
@@ -85,10 +90,11 @@ def test_documents_travel_to_ocr_in_one_call_with_every_output(client, tmp_path)
     )
     ((model, (tensor,), outputs, parameters, extra),) = client._client.calls
     assert model == contract.OCR_MODEL
-    assert (tensor.name(), tensor.shape(), tensor.datatype()) == ("images", [2], "BYTES")
+    assert (tensor.name(), tensor.shape(), tensor.datatype()) == ("images", [1, 2], "BYTES")
     assert outputs == list(OCR_ALL_OUTPUTS) and len(outputs) == 16
     assert parameters == {"pdf_dpi": 150, "word_boxes": True}
     assert ("client_timeout" in extra) == (client.protocol == "grpc")
+    assert 0 < extra["timeout"] <= client.timeout * 1e6  # the deadline travels, in microseconds
     assert scan_doc.source == str(scan) and image_doc.source is None
     assert len(scan_doc) == 3 and [w.text for w in scan_doc[0].lines[0].words] == ["Invoice", "42"]
 
@@ -137,7 +143,7 @@ def test_a_transient_failure_is_retried(client):
     client._client.errors = [
         InferenceServerException("restarting", status="StatusCode.UNAVAILABLE")
     ]
-    client._client.outputs = ocr_outputs(LINES[:3], PAGES[:3])  # one item: the 3-page scan
+    client._client.outputs = batched(ocr_outputs(LINES[:3], PAGES[:3]))  # one item: the 3-page scan
     assert len(client.read_document(encoded("PNG"))) == 3
     assert len(client._client.calls) == 2
 
@@ -153,7 +159,7 @@ def test_the_async_client_reads_as_the_blocking_one(protocol, tmp_path):
 
     async def main():
         async with AsyncOcrClient(protocol=protocol, limits=LIMITS, backoff=0.001) as client:
-            fake = client._client = FakeAsyncTriton(ocr_outputs(LINES, PAGES, WORDS))
+            fake = client._client = FakeAsyncTriton(batched(ocr_outputs(LINES, PAGES, WORDS)))
             fake.errors = [InferenceServerException("overloaded", status="StatusCode.UNAVAILABLE")]
             documents = await client.read_documents([scan, encoded("PNG")], word_boxes=True)
             lines = await client.read_many([PDF, encoded("PNG")])
@@ -195,7 +201,7 @@ def test_the_async_client_fetches_the_limits_once():
 
     async def main(protocol):
         client = AsyncOcrClient(protocol=protocol)
-        client._client = Configured(ocr_outputs([], [(0, 8, 8)]))
+        client._client = Configured(batched(ocr_outputs([], [(0, 8, 8)])))
         with pytest.raises(ImageDecodeError, match="exceeds the limit of 1000 bytes"):
             await client.read_document(b"\0" * 1001)
         await client.read_document(encoded("PNG"))

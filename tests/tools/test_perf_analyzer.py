@@ -56,7 +56,7 @@ def test_ensemble_input_data_sends_each_image_as_uint8_bytes(max_batch_size, bat
 
 
 def test_ocr_input_data_sends_one_serialized_element_per_request():
-    data = input_data(contract.OCR_MODEL, IMAGES, 0)["data"]
+    data = input_data(contract.OCR_MODEL, IMAGES, 1)["data"]
     assert len(data) == len(IMAGES)
     for entry, image in zip(data, IMAGES, strict=True):
         assert list(entry) == [contract.OCR_INPUT_IMAGES]
@@ -67,8 +67,7 @@ def test_ocr_input_data_sends_one_serialized_element_per_request():
 
 
 def test_the_input_data_follows_the_repository_configs():
-    """ensemble_model batches (max_batch_size 1: perf_analyzer adds the batch dimension); ocr
-    does not."""
+    """Both entry points batch (max_batch_size 1): perf_analyzer adds the batch dimension."""
     repository = Repository(REPOSITORY)
     for model in contract.ENTRY_POINTS:
         data = input_data(model, IMAGES[:1], repository.config(model).max_batch_size)
@@ -77,6 +76,8 @@ def test_the_input_data_follows_the_repository_configs():
         assert tensor["shape"] == expected
     with pytest.raises(ValueError):
         input_data("text_detection", IMAGES, 0)
+    with pytest.raises(ValueError, match="max_batch_size 1"):
+        input_data(contract.OCR_MODEL, IMAGES, 0)
 
 
 def test_the_command_names_the_model_protocol_url_and_data(tmp_path):
@@ -114,9 +115,9 @@ def test_a_run_writes_the_data_and_reads_the_csv_in_the_output_folder(tmp_path):
     fake.chmod(0o755)
     out = tmp_path / "out"
     out.mkdir()
-    run = run_model(fake, contract.OCR_MODEL, "127.0.0.1:1", IMAGES, 0, out)
+    run = run_model(fake, contract.OCR_MODEL, "127.0.0.1:1", IMAGES, 1, out)
     assert run.returncode == 0 and [r.concurrency for r in run.rows] == [1, 2, 3, 4]
     assert (out / "ocr.csv").is_file() and "measured" in (out / "ocr.log").read_text()
     written = json.loads((out / "ocr.input.json").read_text())
-    assert written == input_data(contract.OCR_MODEL, IMAGES, 0)
+    assert written == input_data(contract.OCR_MODEL, IMAGES, 1)
     assert str((out / "ocr.input.json").resolve()) in run.command

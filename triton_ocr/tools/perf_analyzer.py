@@ -94,7 +94,8 @@ def ensemble_input_data(images: Sequence[bytes], max_batch_size: int) -> dict:
 
 def ocr_input_data(images: Sequence[bytes]) -> dict:
     """`ocr`'s requests: images BYTES [1], one encoded image each (its b64 holds the serialized
-    element, length prefix included)."""
+    element, length prefix included); the request's batch dimension of one (max_batch_size 1)
+    is perf_analyzer's to add (-b 1)."""
     return {
         "data": [
             {
@@ -113,8 +114,8 @@ def input_data(model: str, images: Sequence[bytes], max_batch_size: int) -> dict
     if model == contract.ENSEMBLE_MODEL:
         return ensemble_input_data(images, max_batch_size)
     if model == contract.OCR_MODEL:
-        if max_batch_size > 0:
-            raise ValueError(f"{model}: expected max_batch_size 0, got {max_batch_size}")
+        if max_batch_size != 1:
+            raise ValueError(f"{model}: expected max_batch_size 1, got {max_batch_size}")
         return ocr_input_data(images)
     raise ValueError(f"{model!r} is not an entry point: {', '.join(contract.ENTRY_POINTS)}")
 

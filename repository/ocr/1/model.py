@@ -142,7 +142,8 @@ class TritonPythonModel:
             )
         pages = timeouts.run(self.read_all(items, settings))
         outputs = ocr_outputs(pages)
-        return respond(self.output_names, [outputs[name] for name in self.output_names])
+        # max_batch_size 1: every output carries the request's batch dimension of one
+        return respond(self.output_names, [outputs[name][None] for name in self.output_names])
 
 
 def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:

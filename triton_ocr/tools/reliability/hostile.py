@@ -72,8 +72,8 @@ def send(url: str, data: bytes) -> tuple[str, str]:
     import tritonclient.http as httpclient
 
     client = httpclient.InferenceServerClient(url, network_timeout=300, connection_timeout=300)
-    array = np.array([data], dtype=np.object_)
-    tensor = httpclient.InferInput(contract.OCR_INPUT_IMAGES, [1], "BYTES")
+    array = np.array([[data]], dtype=np.object_)  # a request of one item
+    tensor = httpclient.InferInput(contract.OCR_INPUT_IMAGES, [1, 1], "BYTES")
     tensor.set_data_from_numpy(array)
     try:
         result = client.infer(contract.OCR_MODEL, [tensor])
@@ -82,7 +82,7 @@ def send(url: str, data: bytes) -> tuple[str, str]:
         return kind, str(exc)
     finally:
         client.close()
-    errors = [e.decode() for e in result.as_numpy(contract.OCR_OUTPUT_PAGE_ERROR)]
+    errors = [e.decode() for e in result.as_numpy(contract.OCR_OUTPUT_PAGE_ERROR)[0]]
     bad = [e for e in errors if e]
     return "read", f"{len(errors)} pages, {len(bad)} not read" + (f": {bad[0]}" if bad else "")
 

@@ -240,13 +240,13 @@ def connect(protocol: str, url: str):
 
 def image_tensor(module, model: str, data: bytes):
     """One encoded file as an entry point's input: ensemble_model's UINT8 [1, n] or ocr's
-    BYTES [1] (`module`: tritonclient.http or tritonclient.grpc)."""
+    BYTES [1, 1] (`module`: tritonclient.http or tritonclient.grpc)."""
     if model == contract.ENSEMBLE_MODEL:
         array = np.frombuffer(data, np.uint8).reshape(1, -1)
         tensor = module.InferInput(contract.INPUT_IMAGE, list(array.shape), "UINT8")
     else:
-        array = np.array([data], dtype=np.object_)
-        tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [1], "BYTES")
+        array = np.array([[data]], dtype=np.object_)
+        tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [1, 1], "BYTES")
     tensor.set_data_from_numpy(array)
     return tensor
 
@@ -255,4 +255,5 @@ def infer_raw(client, module, model: str, data: bytes, **options) -> list[TextLi
     """Send one file as it is, without the client library's checks (so the server's are the
     ones tested) and without retries; InferenceServerException on refusal."""
     result = client.infer(model, [image_tensor(module, model, data)], **options)
+    # ensemble_model's outputs hold one image ([1, N]); ocr's, one request of one image
     return parse_lines(*(result.as_numpy(name) for name in contract.OUTPUTS))

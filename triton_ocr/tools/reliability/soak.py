@@ -32,6 +32,7 @@ from triton_ocr.contract import ENTRY_POINTS
 from triton_ocr.runtime.processes import MemorySample, sample
 from triton_ocr.tools.workload import bench_images
 
+from .overload import outcome_of
 from .payloads import connect, image_cases, infer_raw
 
 PROTOCOLS = ("http", "grpc")
@@ -124,6 +125,8 @@ def worker(
             refused = job.error is not None and str(exc.status()) in INVALID
             if refused and re.search(job.error, str(exc)):
                 tally.add("bad refused as expected")
+            elif outcome_of(exc) == "shed":  # the bounded queue's refusal: fast, retryable
+                tally.add("shed (overloaded)")
             else:
                 tally.add("unexpected error", problem=f"{where}: {exc.status()} {exc}")
             continue

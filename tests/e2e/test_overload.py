@@ -1,0 +1,147 @@
+"""Overload against the real server: `ocr`'s queue is bounded, a request beyond it is refused at
+once with an overload status, a request whose deadline passes while it waits is dropped unread,
+and the requests accepted are answered as they are without load.
+
+The server here serves a copy of the repository whose `ocr` has one instance and room for one
+waiting request, so that three requests are enough to fill it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import urllib.request
+
+import pytest
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+from tests.e2e.conftest import Endpoints
+from triton_ocr import contract
+from triton_ocr.client import OcrClient
+from triton_ocr.client.ocr_client import ocr_documents, ocr_request
+from triton_ocr.config.repository import Repository
+from triton_ocr.runtime.flags import ServerOptions, free_ports
+from triton_ocr.runtime.server import running_server
+from triton_ocr.tools.samples import ENGLISH_LINES, render
+
+PAGE = render(ENGLISH_LINES, size=(900, 500)).png
+BUSY_PAGES = 12  # one request of these keeps the one instance busy for seconds on 2 cores
+OVERLOADED = {"503", "StatusCode.UNAVAILABLE"}
+
+
+@pytest.fixture(scope="module")
+def small_queue(repository, tmp_path_factory) -> Endpoints:
+    folder = tmp_path_factory.mktemp("overload")
+    copy = Repository(repository).copy_to(folder / "repository")
+    ocr = copy.config(contract.OCR_MODEL)
+    ocr.instance_group[0].count = 1
+    ocr.dynamic_batching.default_queue_policy.max_queue_size = 1
+    copy.write_config(contract.OCR_MODEL, ocr)
+    http, grpc, metrics = free_ports(3)
+    opts = ServerOptions(
+        copy.path, "127.0.0.1", http, grpc, metrics, entry_points=(contract.OCR_MODEL,)
+    )
+    log = folder / "server.log"
+    with running_server(opts, log_file=log):
+        yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
+
+
+def raw_call(module, url: str, pages: int, **options):
+    """One `ocr` request of `pages` copies of PAGE, straight through tritonclient (no retries):
+    its Documents, or the exception it ended with."""
+    client = module.InferenceServerClient(url)
+    request = ocr_request(module, [PAGE] * pages)
+    try:
+        result = client.infer(request.model, request.inputs, outputs=request.outputs, **options)
+        return ocr_documents(result, [None] * pages)
+    except InferenceServerException as exc:
+        return exc
+    finally:
+        client.close()
+
+
+def in_background(call, *args, **kwargs) -> tuple[threading.Thread, list]:
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(call(*args, **kwargs)))
+    thread.start()
+    return thread, out
+
+
+def ocr_metric(server: Endpoints, name: str, reason: str | None = None) -> float:
+    """One of Triton's counters for the `ocr` model, from its /metrics."""
+    text = urllib.request.urlopen(f"http://{server.metrics}/metrics", timeout=10).read().decode()
+    labels = r'\{[^}]*model="ocr"' + (rf'[^}}]*reason="{reason}"' if reason else "") + r"[^}]*\}"
+    found = re.search(rf"^{name}{labels} (\S+)$", text, re.MULTILINE)
+    assert found, f"{name} for ocr is not in /metrics"
+    return float(found.group(1))
+
+
+def busy(server: Endpoints) -> tuple[threading.Thread, list]:
+    """A long request on the one instance, given time to start."""
+    thread, out = in_background(raw_call, grpcclient, server.grpc, BUSY_PAGES)
+    time.sleep(1.0)
+    return thread, out
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_beyond_the_queue_a_request_is_refused_at_once(small_queue, protocol):
+    (alone,) = raw_call(grpcclient, small_queue.grpc, 1)  # the answer without load
+    module, url = (
+        (httpclient, small_queue.http) if protocol == "http" else (grpcclient, small_queue.grpc)
+    )
+    running, first = busy(small_queue)
+    waiting, second = in_background(raw_call, module, url, 1)  # the one place in the queue
+    time.sleep(0.3)
+    start = time.monotonic()
+    refused = raw_call(module, url, 1)
+    elapsed = time.monotonic() - start
+    assert isinstance(refused, InferenceServerException), "the third request was not refused"
+    assert str(refused.status()) in OVERLOADED and "Exceeds maximum queue size" in str(refused)
+    assert elapsed < 0.5  # at once, not after the others
+    running.join()
+    waiting.join()
+    assert [len(d) for d in first[0]] == [1] * BUSY_PAGES  # the accepted ones are answered
+    (accepted,) = second[0]
+    assert [line.text for line in accepted.lines] == [line.text for line in alone.lines]
+
+
+def dropped(server: Endpoints) -> float:
+    """`ocr` requests ended before they ran: their deadline passed in the queue (REJECTED) or
+    their caller went away (CANCELED: Triton drops a disconnected caller's request)."""
+    return sum(
+        ocr_metric(server, "nv_inference_request_failure", reason)
+        for reason in ("REJECTED", "CANCELED")
+    )
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_request_past_its_deadline_in_the_queue_is_dropped_unread(small_queue, protocol):
+    module, url = (
+        (httpclient, small_queue.http) if protocol == "http" else (grpcclient, small_queue.grpc)
+    )
+    executed = ocr_metric(small_queue, "nv_inference_exec_count")
+    rejected = ocr_metric(small_queue, "nv_inference_request_failure", "REJECTED")
+    running, _ = busy(small_queue)
+    late = raw_call(module, url, 1, timeout=200_000)  # Triton's per-request timeout, in µs
+    running.join()
+    assert isinstance(late, InferenceServerException), "the late request was answered"
+    assert str(late.status()) in OVERLOADED and "Request timeout expired" in str(late)
+    assert ocr_metric(small_queue, "nv_inference_request_failure", "REJECTED") == rejected + 1
+    assert ocr_metric(small_queue, "nv_inference_exec_count") == executed + 1  # the busy one only
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_client_past_its_deadline_costs_the_server_no_work(small_queue, protocol):
+    url = small_queue.http if protocol == "http" else small_queue.grpc
+    executed, ended = ocr_metric(small_queue, "nv_inference_exec_count"), dropped(small_queue)
+    running, _ = busy(small_queue)
+    gone = (InferenceServerException, OSError)  # gRPC's DEADLINE_EXCEEDED, HTTP's socket timeout
+    with OcrClient(url, protocol, timeout=0.3, retries=0) as client, pytest.raises(gone):
+        client.read_many([PAGE])  # gone after 0.3 s, while the instance is still busy
+    running.join()
+    time.sleep(0.5)  # the queue is looked at again once the instance is free
+    assert dropped(small_queue) == ended + 1
+    assert ocr_metric(small_queue, "nv_inference_exec_count") == executed + 1  # the busy one only
