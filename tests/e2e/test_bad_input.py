@@ -94,9 +94,9 @@ def ensemble_request(module, shape, dtype="UINT8", name=contract.INPUT_IMAGE, fi
 
 
 def ocr_request(module, items, dtype="BYTES", shape=None):
+    """`ocr`'s input as sent: the items as one request, [1, n] (or reshaped to `shape`)."""
     array = np.array(items, dtype=np.object_ if dtype == "BYTES" else np.uint8)
-    if shape is not None:
-        array = array.reshape(shape)
+    array = array.reshape((1, -1) if shape is None else shape)
     tensor = module.InferInput(contract.OCR_INPUT_IMAGES, list(array.shape), dtype)
     tensor.set_data_from_numpy(array)
     return [tensor]
@@ -164,9 +164,9 @@ MISUSE = {
         None,
         "data-type is 'UINT8', but model 'ocr' expects 'BYTES'",
     ),
-    "wrong rank (ocr images [1, 1])": (
+    "wrong rank (ocr images [1, 1, 1])": (
         "ocr",
-        lambda m: ocr_request(m, [png()], shape=(1, 1)),
+        lambda m: ocr_request(m, [png()], shape=(1, 1, 1)),
         None,
         None,
         "unexpected shape for input 'images'",

@@ -174,8 +174,8 @@ def make_pdf_without_pages() -> bytes:
 
 
 def ocr_input(module, items: list[bytes]):
-    tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [len(items)], "BYTES")
-    tensor.set_data_from_numpy(np.array(items, dtype=np.object_))
+    tensor = module.InferInput(contract.OCR_INPUT_IMAGES, [1, len(items)], "BYTES")
+    tensor.set_data_from_numpy(np.array(items, dtype=np.object_).reshape(1, -1))
     return tensor
 
 

@@ -88,8 +88,8 @@ def test_a_bad_image_names_its_index(server):
 
 def test_no_images_is_an_invalid_argument(server):
     client = grpcclient.InferenceServerClient(server.grpc)
-    tensor = grpcclient.InferInput(contract.OCR_INPUT_IMAGES, [0], "BYTES")
-    tensor.set_data_from_numpy(np.array([], dtype=np.object_))
+    tensor = grpcclient.InferInput(contract.OCR_INPUT_IMAGES, [1, 0], "BYTES")
+    tensor.set_data_from_numpy(np.array([], dtype=np.object_).reshape(1, 0))
     with pytest.raises(InferenceServerException, match="no images"):
         client.infer(contract.OCR_MODEL, [tensor])
 
