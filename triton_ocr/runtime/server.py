@@ -8,7 +8,6 @@ Where the binary comes from is distribution.py; what it is told, flags.py.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import os
 import shutil
@@ -53,11 +52,23 @@ DRAIN_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 40.0
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: Linux sends it SIGTERM if the parent dies, so a killed
-    test run or CLI never leaves an orphaned tritonserver holding ports and /dev/shm."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+# Run before the server's own command: Linux sends the server SIGTERM if its parent dies, so a
+# killed test run or CLI never leaves an orphaned tritonserver holding ports and /dev/shm. An exec
+# shim and not a preexec_fn: a preexec_fn makes CPython fork, and grpc's fork handlers can abort
+# the forked child before its exec once the parent holds gRPC channels (grpc/grpc#43055).
+_DIE_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    f"ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, {int(signal.SIGTERM)})\n"
+    "if os.getppid() != int(sys.argv[1]): sys.exit(1)\n"  # the parent died before the prctl
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def dying_with_parent(command: list[str]) -> list[str]:
+    """`command`, started so that it ends when this process does (Linux only)."""
+    if sys.platform != "linux":
+        return command
+    return [sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()), *command]
 
 
 def wait_ready(url: str, process: subprocess.Popen, timeout: float) -> None:
@@ -103,12 +114,11 @@ def running_server(
         log = stack.enter_context(open(log_file, "ab")) if log_file else None
         supervisor: StubSupervisor | None = None
         process = subprocess.Popen(
-            command,
+            dying_with_parent(command),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT if log else None,
             cwd=tmp,  # nothing lands in the caller's working directory
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
         )
         try:
             host = "127.0.0.1" if opts.host in ("0.0.0.0", "") else opts.host
