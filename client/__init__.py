@@ -4,11 +4,12 @@ with `to_dict()`, as hOCR with `to_hocr()`); `AsyncOcrClient` is the same for as
 
 Needs tritonclient, numpy and Pillow only (the base install, `pip install triton-ocr`; the
 service is the `server` extra). `ImageDecodeError` is what its pre-check raises for an image the
-server would refuse (a ValueError). `overlay.draw_overlay` draws a page's result on its image.
+server would refuse (a ValueError); `ServerOverloaded` what a read raises when the server refused
+it as overloaded until its deadline. `overlay.draw_overlay` draws a page's result on its image.
 """
 
 from .async_client import AsyncOcrClient
-from .ocr_client import DocumentGiven, ImageDecodeError, OcrClient
+from .ocr_client import DocumentGiven, ImageDecodeError, OcrClient, ServerOverloaded
 from .results import Document, Page, TextLine, Word, parse_ocr_outputs
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "ImageDecodeError",
     "OcrClient",
     "Page",
+    "ServerOverloaded",
     "TextLine",
     "Word",
     "parse_ocr_outputs",

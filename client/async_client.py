@@ -34,6 +34,7 @@ from .ocr_client import (
     with_retries_async,
 )
 from .results import Document, TextLine
+from .retry_after import hinting_client
 
 
 async def read_all(items: Sequence[Item]) -> list[bytes]:
@@ -64,9 +65,7 @@ class AsyncOcrClient(ClientOptions):
         """tritonclient's aio client, made on first use (inside the event loop)."""
         if self._client is None:
             if self.protocol == "http":
-                self._client = self._module.InferenceServerClient(
-                    self.url, conn_timeout=self.timeout
-                )
+                self._client = hinting_client(self._module)(self.url, conn_timeout=self.timeout)
             else:
                 self._client = self._module.InferenceServerClient(self.url)
         return self._client
@@ -99,7 +98,13 @@ class AsyncOcrClient(ClientOptions):
             )
             return await asyncio.wait_for(call, seconds_left)  # HTTP: no per-call timeout
 
-        return await with_retries_async(attempt, self.timeout, self.retries, self.backoff)
+        return await with_retries_async(
+            attempt,
+            self.timeout,
+            self.retries,
+            self.backoff,
+            overload_s=self.overload_timeout,
+        )
 
     async def read(self, image: Item) -> list[TextLine]:
         """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""

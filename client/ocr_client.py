@@ -4,8 +4,10 @@ Before sending, each image passes the server's own header checks (size, pixel co
 limits read once from the server's detection_preprocessing config), so a file the server would
 refuse never travels; documents (PDFs, multi-page TIFFs) go to the `ocr` entry point, which
 checks them itself. Reading is idempotent, so a call that fails for a transient reason (the
-server unreachable or restarting a model's process) is retried with exponential backoff until
-the call's deadline; bad input is never retried.
+server unreachable or restarting a model's process) is retried with exponential backoff, at
+most `retries` times; one the server refuses as overloaded is retried until the call's deadline
+(waiting at least what its Retry-After asks), then given up with ServerOverloaded; bad input is
+never retried.
 
 The requests are built and the responses parsed by the pure functions below, shared with the
 asyncio client (async_client.py); the classes only add the network calls.
@@ -14,6 +16,7 @@ asyncio client (async_client.py); the classes only add the network calls.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import sys
 import time
@@ -32,6 +35,7 @@ from triton_ocr.preprocessing.header import DocumentGiven, ImageDecodeError, che
 from triton_ocr.settings import Documents, ImageLimits, ManyImages
 
 from .results import Document, TextLine, parse_lines, parse_ocr_outputs
+from .retry_after import hinting_client
 
 T = TypeVar("T")
 Item = bytes | str | Path
@@ -56,6 +60,28 @@ RESTARTING = {
 }
 
 
+# Refusals that say the server is too busy now (not down, not at fault): Triton's queue policy
+# (its queue full; the request's timeout passed while it waited), the REST gateway's bound, and
+# any HTTP answer that says when to come back. Retried until the caller's deadline.
+OVERLOAD_STATUSES = {"StatusCode.UNAVAILABLE", "503"}
+OVERLOAD_SIGNS = ("Exceeds maximum queue size", "Request timeout expired", "overloaded")
+MAX_BACKOFF_S = 16.0  # the longest wait between two tries, however many were refused
+
+
+class ServerOverloaded(InferenceServerException):
+    """The server refused every try as overloaded until the caller's deadline (its status is
+    the last refusal's: UNAVAILABLE or 503)."""
+
+
+def is_overload(error: Exception) -> bool:
+    if not isinstance(error, InferenceServerException):
+        return False
+    status = str(error.status())
+    hinted = getattr(error, "retry_after", None) is not None
+    said = any(sign in str(error) for sign in OVERLOAD_SIGNS)
+    return status == "429" or (status in OVERLOAD_STATUSES and (hinted or said))
+
+
 def is_transient(error: Exception) -> bool:
     if isinstance(error, InferenceServerException):
         status = str(error.status())
@@ -69,19 +95,48 @@ def is_transient(error: Exception) -> bool:
 
 
 def backoff_delay(attempt: int, backoff_s: float) -> float:
-    """The wait before try `attempt + 1`: doubling from `backoff_s`, with jitter (half to all of
-    it), so refused clients spread out instead of coming back together."""
-    return backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+    """The wait before try `attempt + 1`: doubling from `backoff_s` up to MAX_BACKOFF_S, with
+    jitter (half to all of it), so refused clients spread out instead of coming back together."""
+    return min(MAX_BACKOFF_S, backoff_s * 2.0 ** min(attempt, 32)) * random.uniform(0.5, 1.0)
 
 
-def retry_wait(error: Exception, attempt: int, retries: int, backoff_s: float, left_s: float):
+def retry_wait(
+    error: Exception,
+    attempt: int,
+    retries: int,
+    backoff_s: float,
+    left_s: float,
+    overload_left_s: float | None = None,
+) -> float | None:
     """Seconds to wait before trying again after `error` on attempt `attempt` (0-based), or
-    None to give up: the error is not transient, no retry is left, or the wait would end past
-    the deadline (`left_s` from now). The waits double from `backoff_s`, with jitter."""
-    wait = backoff_delay(attempt, backoff_s)
-    if attempt == retries or not is_transient(error) or wait >= left_s:
+    None to give up: the error is not transient, no retry is left (an overload refusal is
+    retried whatever the count), or the wait would end past the deadline (`left_s` from now;
+    for an overload refusal also `overload_left_s`, when given). The waits double from
+    `backoff_s`, with jitter, and are at least what the server's Retry-After asked, stretched by
+    up to a fifth so its callers do not come back together."""
+    overloaded = is_overload(error)
+    if not (overloaded or is_transient(error)) or (attempt >= retries and not overloaded):
         return None
-    return wait
+    wait = backoff_delay(attempt, backoff_s)
+    asked = getattr(error, "retry_after", None)
+    if asked is not None:
+        wait = max(wait, asked * random.uniform(1.0, 1.2))
+    if overloaded and overload_left_s is not None:
+        left_s = min(left_s, overload_left_s)
+    return wait if wait < left_s else None
+
+
+def overloaded(error: Exception, tries: int, seconds: float) -> ServerOverloaded | None:
+    """What a call that stopped trying raises in place of `error` when that was an overload
+    refusal (None: `error` itself)."""
+    if not is_overload(error):
+        return None
+    assert isinstance(error, InferenceServerException)
+    return ServerOverloaded(
+        f"the server was overloaded: {tries} tries in {seconds:.1f} s were refused, the last "
+        f"with {error.message() or error}; send again later, or give the call more time",
+        status=str(error.status()),
+    )
 
 
 def with_retries(
@@ -91,17 +146,25 @@ def with_retries(
     backoff_s: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    overload_s: float | None = None,
 ) -> T:
-    """`call(seconds_left)`, again after transient failures (at most `retries` more times, the
-    waits doubling from `backoff_s` with jitter), never past `deadline_s` from now."""
-    end = clock() + deadline_s
-    for attempt in range(retries + 1):
+    """`call(seconds_left)`, again after transient failures (retry_wait: at most `retries` more
+    times, overload refusals until the deadline, or for at most `overload_s`), never past
+    `deadline_s` from now."""
+    start = clock()
+    end = start + deadline_s
+    for attempt in itertools.count():
         try:
             return call(max(0.001, end - clock()))
         except Exception as error:
-            wait = retry_wait(error, attempt, retries, backoff_s, end - clock())
+            spent = clock() - start
+            busy_left = None if overload_s is None else overload_s - spent
+            wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
             if wait is None:
-                raise
+                busy = overloaded(error, attempt + 1, spent)
+                if busy is None:
+                    raise
+                raise busy from error
             sleep(wait)
     raise AssertionError("unreachable")
 
@@ -113,16 +176,23 @@ async def with_retries_async(
     backoff_s: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    overload_s: float | None = None,
 ) -> T:
     """with_retries for a coroutine: `await call(seconds_left)`, the same rule, waits awaited."""
-    end = clock() + deadline_s
-    for attempt in range(retries + 1):
+    start = clock()
+    end = start + deadline_s
+    for attempt in itertools.count():
         try:
             return await call(max(0.001, end - clock()))
         except Exception as error:
-            wait = retry_wait(error, attempt, retries, backoff_s, end - clock())
+            spent = clock() - start
+            busy_left = None if overload_s is None else overload_s - spent
+            wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
             if wait is None:
-                raise
+                busy = overloaded(error, attempt + 1, spent)
+                if busy is None:
+                    raise
+                raise busy from error
             await sleep(wait)
     raise AssertionError("unreachable")
 
@@ -264,9 +334,13 @@ class ClientOptions:
         retries: int = 3,
         backoff: float = 0.5,
         limits: ImageLimits | None = None,
+        overload_timeout: float | None = None,
     ) -> None:
         """`timeout`: seconds one read may take, retries included; `retries`: further attempts
-        after a transient failure; `limits`: the server's are fetched when not given."""
+        after a transient failure (the server unreachable, a model restarting); a refusal as
+        overloaded is retried until `timeout`, or for at most `overload_timeout` seconds (0: not
+        retried), then raises ServerOverloaded; `limits`: the server's are fetched when not
+        given."""
         if protocol not in ("http", "grpc"):
             raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
         self.url = url
@@ -275,6 +349,7 @@ class ClientOptions:
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
+        self.overload_timeout = overload_timeout
         self._limits = limits
         self._connect()
 
@@ -294,7 +369,7 @@ class OcrClient(ClientOptions):
         if self.protocol == "http":
             import tritonclient.http as module
 
-            self._client = module.InferenceServerClient(
+            self._client = hinting_client(module)(
                 self.url, connection_timeout=self.timeout, network_timeout=self.timeout
             )
         else:
@@ -322,7 +397,13 @@ class OcrClient(ClientOptions):
                 **extra,
             )
 
-        return with_retries(attempt, self.timeout, self.retries, self.backoff)
+        return with_retries(
+            attempt,
+            self.timeout,
+            self.retries,
+            self.backoff,
+            overload_s=self.overload_timeout,
+        )
 
     def read(self, image: Item) -> list[TextLine]:
         """OCR one encoded image (bytes, or a path to a file) with `ensemble_model`."""

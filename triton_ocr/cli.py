@@ -307,6 +307,9 @@ def gateway(
     token_file: Path = typer.Option(
         None, help="A file holding the bearer token callers must send (or $TRITON_OCR_REST_TOKEN)."
     ),
+    max_in_flight: int = typer.Option(
+        16, min=1, help="Uploads answered at once; beyond, 503 with Retry-After at once."
+    ),
 ) -> None:
     """Run the REST gateway alone: POST /v1/ocr (multipart `file` parts or a raw body), /healthz,
     /readyz, /metrics, /openapi.json; a client of a running service (docs/api.md)."""
@@ -317,7 +320,9 @@ def gateway(
     token = os.environ.get("TRITON_OCR_REST_TOKEN") or None
     if token_file is not None:
         token = token_file.read_text(encoding="utf-8").strip() or None
-    settings = GatewaySettings(triton_url, timeout, max_body_bytes, token)
+    settings = GatewaySettings(
+        triton_url, timeout, max_body_bytes, token, max_in_flight=max_in_flight
+    )
     uvicorn.run(make_app(settings), host=host, port=port, log_level="warning", access_log=False)
 
 

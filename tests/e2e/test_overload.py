@@ -1,6 +1,9 @@
 """Overload against the real server: `ocr`'s queue is bounded, a request beyond it is refused at
 once with an overload status, a request whose deadline passes while it waits is dropped unread,
-and the requests accepted are answered as they are without load.
+and the requests accepted are answered as they are without load. The clients back off and are
+answered once there is room, or give up as overloaded when their time runs out; the REST gateway
+passes the service's refusal on at once, and refuses beyond its own bound, both as 503s with
+Retry-After, both counted in its /metrics.
 
 The server here serves a copy of the repository whose `ocr` has one instance and room for one
 waiting request, so that three requests are enough to fill it.
@@ -8,6 +11,7 @@ waiting request, so that three requests are enough to fill it.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -19,8 +23,9 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from tests.e2e.conftest import Endpoints
+from tests.e2e.test_gateway import call, multipart, running_gateway
 from triton_ocr import contract
-from triton_ocr.client import OcrClient
+from triton_ocr.client import OcrClient, ServerOverloaded
 from triton_ocr.client.ocr_client import ocr_documents, ocr_request
 from triton_ocr.config.repository import Repository
 from triton_ocr.runtime.flags import ServerOptions, free_ports
@@ -145,3 +150,73 @@ def test_a_client_past_its_deadline_costs_the_server_no_work(small_queue, protoc
     time.sleep(0.5)  # the queue is looked at again once the instance is free
     assert dropped(small_queue) == ended + 1
     assert ocr_metric(small_queue, "nv_inference_exec_count") == executed + 1  # the busy one only
+
+
+def full_queue(server: Endpoints) -> list[tuple[threading.Thread, list]]:
+    """The one instance busy and the one place in the queue taken."""
+    running = busy(server)
+    waiting = in_background(raw_call, grpcclient, server.grpc, 1)
+    time.sleep(0.3)
+    return [running, waiting]
+
+
+def finish(calls: list[tuple[threading.Thread, list]]) -> None:
+    for thread, _ in calls:
+        thread.join()
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_client_that_backs_off_is_answered_once_there_is_room(small_queue, protocol):
+    (alone,) = raw_call(grpcclient, small_queue.grpc, 1)
+    url = small_queue.http if protocol == "http" else small_queue.grpc
+    others = full_queue(small_queue)
+    with OcrClient(url, protocol, timeout=120, retries=0) as client:
+        (answered,) = client.read_many([PAGE])  # refused at first, retried past `retries`
+    finish(others)
+    assert [line.text for line in answered] == [line.text for line in alone.lines]
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_a_client_out_of_time_gives_up_saying_the_server_was_overloaded(small_queue, protocol):
+    url = small_queue.http if protocol == "http" else small_queue.grpc
+    others = full_queue(small_queue)
+    with (
+        OcrClient(url, protocol, timeout=1.5) as client,
+        pytest.raises(ServerOverloaded, match="the server was overloaded") as raised,
+    ):
+        client.read_many([PAGE])
+    finish(others)
+    assert "Exceeds maximum queue size" in str(raised.value)
+
+
+def shed(gateway: str, by: str) -> float:
+    _, _, text = call(f"{gateway}/metrics")
+    found = re.search(rf'^triton_ocr_rest_shed_total{{by="{by}"}} (\S+)$', text.decode(), re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_the_gateway_passes_the_service_refusal_on_at_once(small_queue):
+    with running_gateway(small_queue.grpc) as gateway:
+        others = full_queue(small_queue)
+        start = time.monotonic()
+        status, headers, answer = call(f"{gateway}/v1/ocr", PAGE, "image/png")
+        elapsed = time.monotonic() - start
+        finish(others)
+        assert status == 503 and int(headers["Retry-After"]) > 0
+        assert "the service is overloaded" in json.loads(answer)["error"]
+        assert elapsed < 1.0  # not waited out in the gateway
+        assert shed(gateway, "service") == 1 and shed(gateway, "gateway") == 0
+
+
+def test_the_gateway_refuses_beyond_its_own_bound(small_queue):
+    with running_gateway(small_queue.grpc, "--max-in-flight", "1") as gateway:
+        body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
+        long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
+        time.sleep(1.0)
+        status, headers, answer = call(f"{gateway}/v1/ocr", PAGE, "image/png")
+        assert status == 503 and int(headers["Retry-After"]) > 0
+        assert "the gateway is overloaded" in json.loads(answer)["error"]
+        finish([long])
+        assert long[1][0][0] == 200  # the one let in is answered
+        assert shed(gateway, "gateway") == 1
+        assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 200  # room again

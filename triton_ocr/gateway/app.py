@@ -3,8 +3,10 @@
 A client of the service like any other (triton_ocr.client over gRPC's asyncio API, a few
 channels shared by all requests), so a gateway can run beside Triton or anywhere that reaches
 it. Every answer to a caller's bad input is a problem+json `{"error": …}` with a 4xx status;
-the service busy or starting is a 503 with Retry-After, a timeout a 504. Request contents are
-never logged.
+the service busy or starting is a 503 with Retry-After, a timeout a 504. Overload is passed on at
+once, not waited out here: beyond `max_in_flight` uploads (admission.py), or when the service
+refuses one as overloaded, the caller gets a 503 that says so, and backs off. Request contents
+are never logged.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
 from triton_ocr.client.client import jsonl_records, page_record, render_text
+from triton_ocr.client.ocr_client import is_overload
 
+from .admission import Admission
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
 FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
@@ -63,12 +67,18 @@ class GatewaySettings:
     max_body_bytes: int | None = None  # None: the server's max_image_bytes
     token: str | None = None  # a bearer token callers must send (None: no auth)
     channels: int = 2  # gRPC channels shared by all requests
+    # uploads answered at once; beyond, a 503 at once. One pod's `ocr` holds its instances'
+    # requests and max_queue_size (12) waiting before it refuses (docs/reliability.md, Overload)
+    max_in_flight: int = 16
 
 
 class Problem(Exception):
-    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, retry_after: int | None = None, shed: bool = False
+    ) -> None:
+        """`shed`: the service refused the request as overloaded."""
         super().__init__(message)
-        self.status, self.retry_after = status, retry_after
+        self.status, self.retry_after, self.shed = status, retry_after, shed
 
 
 def problem(status: int, message: str, retry_after: int | None = None) -> JSONResponse:
@@ -117,6 +127,8 @@ def service_problem(error: Exception) -> Problem:
     if isinstance(error, InferenceServerException):
         status = str(error.status())
         message = error.message() or str(error)
+        if is_overload(error):
+            return Problem(503, f"the service is overloaded: {message}", RETRY_AFTER_S, True)
         if status in TIMEOUTS:
             return Problem(504, f"the service did not answer in time: {message}")
         code = STATUSES.get(status, 502)
@@ -141,12 +153,19 @@ class Metrics:
             ["format"],
             registry=self.registry,
         )
+        self.shed = Counter(
+            "triton_ocr_rest_shed",
+            "REST uploads refused as overloaded, by the gateway's bound or by the service",
+            ["by"],
+            registry=self.registry,
+        )
 
 
 def make_app(settings: GatewaySettings) -> FastAPI:
     """The gateway's ASGI app (uvicorn runs it: `triton-ocr gateway`)."""
     clients = [
-        AsyncOcrClient(settings.triton_url, "grpc", timeout=settings.timeout_s)
+        # overload refusals passed on at once (overload_timeout 0): the caller backs off
+        AsyncOcrClient(settings.triton_url, "grpc", timeout=settings.timeout_s, overload_timeout=0)
         for _ in range(max(1, settings.channels))
     ]
     turn = itertools.cycle(clients)
@@ -172,6 +191,17 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         problem+json; a 503 says when to retry, as every 503 here does."""
         retry_after = RETRY_AFTER_S if exc.status_code == 503 else None
         return problem(exc.status_code, str(exc.detail), retry_after)
+
+    def refuse(in_flight: int) -> Response:
+        metrics.shed.labels("gateway").inc()
+        message = (
+            f"the gateway is overloaded: {in_flight} uploads are being answered, at most "
+            f"{settings.max_in_flight} at once; send again after {RETRY_AFTER_S} s"
+        )
+        return problem(503, message, RETRY_AFTER_S)
+
+    # inside the token check (middleware added later wraps it): only callers let in are counted
+    app.add_middleware(Admission, limit=max(1, settings.max_in_flight), refuse=refuse)
 
     @app.middleware("http")
     async def bearer(request: Request, call_next):
@@ -223,6 +253,8 @@ def make_app(settings: GatewaySettings) -> FastAPI:
             response = await answer(request, settings, next(turn))
         except (Problem, UploadError) as exc:
             response = problem(exc.status, str(exc), getattr(exc, "retry_after", None))
+            if getattr(exc, "shed", False):
+                metrics.shed.labels("service").inc()
         label = chosen if chosen in FORMATS else "invalid"
         metrics.requests.labels(label, str(response.status_code)).inc()
         metrics.seconds.labels(label).observe(time.perf_counter() - start)

@@ -32,7 +32,6 @@ from .payloads import connect, infer_raw
 
 OVERLOADED = {"503", "StatusCode.UNAVAILABLE"}  # Triton's status of a refusal under load
 BACKOFF_S = 0.5  # the clients' default first wait (ClientOptions.backoff)
-MAX_BACKOFF_S = 16.0
 
 
 def outcome_of(error: Exception | None) -> str:
@@ -80,7 +79,8 @@ def client_loop(
     url: str, model: str, images: Sequence[bytes], seed: int, until: float, tally: Tally
 ):
     """One client, as the project's clients behave: send, and once answered send the next image
-    at once; once refused, wait (backoff_delay, doubling up to MAX_BACKOFF_S) and try it again."""
+    at once; once refused, wait (the clients' backoff_delay: doubling, capped, jittered) and
+    try it again."""
     module, client = connect("http", url)
     k, refusals = seed, 0
     try:
@@ -95,7 +95,7 @@ def client_loop(
             outcome = outcome_of(error)
             tally.add(outcome, time.monotonic() - start, error)
             if outcome == "shed":
-                delay = min(MAX_BACKOFF_S, backoff_delay(refusals, BACKOFF_S))
+                delay = backoff_delay(refusals, BACKOFF_S)
                 refusals += 1
                 time.sleep(max(0.0, min(delay, until - time.monotonic())))
             else:
