@@ -88,7 +88,7 @@ class AsyncOcrClient(ClientOptions):
 
     async def _infer(self, request: Request):
         async def attempt(seconds_left: float):
-            extra = call_options(self.protocol, request.model, seconds_left)
+            extra = call_options(self.protocol, seconds_left)
             call = self.client.infer(
                 request.model,
                 request.inputs,

@@ -256,14 +256,13 @@ def image_request(module: ModuleType, data: bytes, model: str = contract.ENSEMBL
 OCR_ALL_OUTPUTS = contract.OCR_ALL_OUTPUTS
 
 
-def call_options(protocol: str, model: str, seconds_left: float) -> dict[str, Any]:
+def call_options(protocol: str, seconds_left: float) -> dict[str, Any]:
     """The keyword arguments of one `infer` call with `seconds_left` until the caller's deadline:
-    gRPC's own client-side timeout, and for `ocr` the deadline as Triton's per-request timeout
-    (microseconds), so a request still waiting in `ocr`'s queue when it passes is dropped there,
-    unread, instead of being worked on for a caller who is gone."""
+    gRPC's own client-side timeout, and the deadline as Triton's per-request timeout
+    (microseconds), so a request still waiting at either entry point when it passes is dropped
+    there, unread, instead of being worked on for a caller who is gone."""
     options: dict[str, Any] = {"client_timeout": seconds_left} if protocol == "grpc" else {}
-    if model == contract.OCR_MODEL:
-        options["timeout"] = max(1, int(seconds_left * 1e6))
+    options["timeout"] = max(1, int(seconds_left * 1e6))
     return options
 
 
@@ -388,7 +387,7 @@ class OcrClient(ClientOptions):
 
     def _infer(self, request: Request):
         def attempt(seconds_left: float):
-            extra = call_options(self.protocol, request.model, seconds_left)
+            extra = call_options(self.protocol, seconds_left)
             return self._client.infer(
                 request.model,
                 request.inputs,

@@ -32,8 +32,9 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def hinted_refusal(body: bytes, status: int, seconds: float) -> InferenceServerException:
-    """The refusal's error, as tritonclient would raise it, with the wait it asked for."""
+def hinted_refusal(body: bytes, status: int, seconds: float | None) -> InferenceServerException:
+    """The refusal's error, as tritonclient would raise it, with the wait it asked for (None:
+    it asked for none)."""
     try:
         message = str(json.loads(body)["error"])
     except (ValueError, KeyError, TypeError):

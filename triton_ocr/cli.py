@@ -536,15 +536,17 @@ def overload(
     clients: str = typer.Option("16,64,256", help="Fleet sizes, comma-separated: one run each."),
     seconds: float = typer.Option(60.0, help="How long each run sends."),
     entry_points: str = typer.Option(
-        ",".join(ENTRY_POINTS), help="The entry points driven, one after the other."
+        ",".join((*ENTRY_POINTS, "rest")),
+        help="The entry points driven, one after the other (rest: the REST gateway before ocr).",
     ),
     out: Path = typer.Option(Path("bench-results"), help="Folder for overload.json."),
     shared_eval: Path = SHARED_EVAL_OPTION,
 ) -> None:
     """N clients per entry point, each sending again as soon as it is answered, for T seconds:
     done, shed (overload refusals) and other errors, throughput, p50 and p99 of the accepted
-    requests, and the peak growth of the server's resident memory (a benchmark, not a test)."""
-    from triton_ocr.tools.reliability.overload import OverloadOptions, run_overload
+    requests, and the peak growth of the resident memory of the server and the gateway (a
+    benchmark, not a test)."""
+    from triton_ocr.tools.reliability.overload import REST, OverloadOptions, run_overload
 
     found = pack_repository(repository, DEFAULT_PACK)
     try:
@@ -553,8 +555,13 @@ def overload(
         fail(f"--clients must be comma-separated counts, not {clients!r}", 2)
     if not fleets or min(fleets) < 1 or seconds <= 0:
         fail("--clients must be counts of at least 1 and --seconds positive", 2)
-    served = entry_point_names(entry_points)
-    run_overload(OverloadOptions(found, fleets, seconds, served, shared_eval, out))
+    names = tuple(name.strip() for name in entry_points.split(",") if name.strip())
+    triton = [name for name in names if name != REST]
+    if triton:
+        entry_point_names(",".join(triton))  # exits 2 on an unknown name
+    if not names:
+        fail("--entry-points names none", 2)
+    run_overload(OverloadOptions(found, fleets, seconds, names, shared_eval, out))
 
 
 @app.command()

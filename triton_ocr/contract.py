@@ -39,6 +39,9 @@ ENTRY_POINT_MODELS = {
     ENSEMBLE_MODEL: tuple(m for m in MODELS if m != OCR_MODEL),
     OCR_MODEL: (DETECTION_PREPROCESSING, OCR_MODEL, *NETWORKS),
 }
+# The model whose queue policy bounds each entry point's waiting work (an ensemble has no queue:
+# its first step's holds it, beside the gate; docs/reliability.md, "Overload")
+ENTRY_QUEUES = {ENSEMBLE_MODEL: DETECTION_PREPROCESSING, OCR_MODEL: OCR_MODEL}
 # Networks every pack serves alike (one config.pbtxt, no pack variants)
 SHARED_NETWORKS = (PAGE_ORIENTATION, TEXT_ORIENTATION)
 
@@ -51,7 +54,7 @@ OUTPUTS = (OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)
 
 # `ocr`: several images per request, request parameters (docs/api.md), and one entry per text with
 # the index of the image it belongs to. Every tensor has a leading batch dimension of one (the
-# request; max_batch_size 1, for the queue policy), left out of the shapes below.
+# request; max_batch_size 1, never merged), left out of the shapes below.
 OCR_INPUT_IMAGES = "images"  # BYTES [n_images]: encoded files, sent as [1, n_images]
 OCR_OUTPUT_IMAGE_INDEX = "image_index"  # INT32 [N]
 OCR_OUTPUTS = (OCR_OUTPUT_IMAGE_INDEX, OUTPUT_TEXT, OUTPUT_POLYGONS, OUTPUT_SCORES)

@@ -495,7 +495,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
         dest="triton_timeout",
-        help=f"Seconds one page may take, retries included (default: {DEFAULT_TIMEOUT_S:g}).",
+        help="Seconds one page may take, retries included: a server that refuses it as "
+        "overloaded is asked again, backing off, until then (default: "
+        f"{DEFAULT_TIMEOUT_S:g}).",
     )
     group.add_argument(
         "--triton-param",

@@ -1,7 +1,8 @@
 """Clients that back off: an overload refusal is retried until the caller's deadline (whatever
 `retries` says), each wait at least the server's Retry-After, and a call that runs out of time
-ends with ServerOverloaded, which says so. The HTTP part talks to a real HTTP server that refuses
-as an overloaded Triton, or a proxy in front of one, would."""
+ends with ServerOverloaded, which says so; `triton-ocr read` and the OCRmyPDF plugin, clients
+through OcrClient, do the same. The HTTP part talks to a real HTTP server that refuses inference
+as an overloaded Triton, or a proxy in front of one, would (and serves the models' configs)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from tritonclient.utils import InferenceServerException
 
+from tests.conftest import REPOSITORY
 from triton_ocr.client import AsyncOcrClient, OcrClient, ServerOverloaded
+from triton_ocr.client.client import main as read_main
 from triton_ocr.client.ocr_client import is_overload, with_retries
 from triton_ocr.client.retry_after import retry_after_seconds
+from triton_ocr.config.repository import Repository
 from triton_ocr.settings import ImageLimits
 from triton_ocr.tools.samples import render
 
@@ -101,6 +105,15 @@ class Refusing(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_GET(self):  # noqa: N802 (a model's config, as Triton's HTTP API answers it)
+        model = self.path.removeprefix("/v2/models/").removesuffix("/config")
+        body = json.dumps(Repository(REPOSITORY).config_dict(model)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def log_message(self, *args):
         pass
 
@@ -142,3 +155,23 @@ def test_the_async_client_honours_retry_after_and_gives_up_as_overloaded(refusin
     with pytest.raises(ServerOverloaded, match="overloaded"):
         asyncio.run(read())
     check_tries(Refusing.tries, 3.5)
+
+
+def test_read_gives_up_on_an_overloaded_server_and_says_so(refusing, tmp_path, capsys):
+    image = tmp_path / "page.png"
+    image.write_bytes(render().png)
+    assert read_main([str(image), "--url", refusing, "--timeout", "2.5"]) == 1
+    assert "the server was overloaded" in capsys.readouterr().err
+    check_tries(Refusing.tries, 2.5)
+
+
+def test_the_ocrmypdf_plugin_backs_off_then_names_the_overload(refusing, tmp_path):
+    plugin = pytest.importorskip("triton_ocr.ocrmypdf", reason="OCRmyPDF 17 needs Python 3.11+")
+    image = tmp_path / "page.png"
+    image.write_bytes(render().png)
+    settings = plugin.TritonOptions(url=refusing, timeout=2.5)
+    with pytest.raises(
+        plugin.ServiceError, match=r"could not read page 1: \[503\] the server was overloaded"
+    ):
+        plugin.read_page(image, "page 1", settings, word_boxes=True)
+    check_tries(Refusing.tries, 2.5)

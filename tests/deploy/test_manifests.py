@@ -289,10 +289,13 @@ def adapter_rules() -> dict[str, dict]:
     return {rule["name"]["as"]: rule for rule in values["rules"]["custom"]}
 
 
-def test_the_hpa_scales_on_a_metric_the_adapter_makes():
-    (metric,) = rendered("cpu")["HorizontalPodAutoscaler"]["spec"]["metrics"]
+def test_the_hpa_scales_on_metrics_the_adapter_makes():
+    metrics = rendered("cpu")["HorizontalPodAutoscaler"]["spec"]["metrics"]
     rules = adapter_rules()
-    assert metric["type"] == "Pods" and metric["pods"]["metric"]["name"] in rules
+    names = [metric["pods"]["metric"]["name"] for metric in metrics]
+    assert all(metric["type"] == "Pods" for metric in metrics) and set(names) <= set(rules)
+    # the load inside the pods, and the demand they turn away beyond their bounds
+    assert names == ["triton_ocr_requests_in_flight", "triton_ocr_shed_per_second"]
     for rule in rules.values():  # per pod, so the HPA can average over its pods
         series = re.match(r"([a-z_]+)\{", rule["seriesQuery"]).group(1)
         assert re.fullmatch(rule["name"]["matches"], series)

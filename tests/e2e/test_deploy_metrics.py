@@ -14,26 +14,36 @@ import yaml
 
 from tests.conftest import ROOT
 from triton_ocr.client import OcrClient
-from triton_ocr.contract import ENTRY_POINTS
+from triton_ocr.contract import ENTRY_POINTS, ENTRY_QUEUES
 from triton_ocr.tools.samples import render
 
 from .conftest import Endpoints
 
 RULE_FILE = ROOT / "deploy" / "kubernetes" / "monitoring" / "prometheus-adapter-values.yaml"
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}\s+(\S+)$")
+TERM = re.compile(r"([a-z_]+)\{<<\.LabelMatchers>>,?([^}]*)\}")
+GATEWAY_SERIES = "triton_ocr_rest_"  # the REST gateway's /metrics, not Triton's
 
 
-def scrape(server: Endpoints) -> dict[str, dict[str, float]]:
-    """metric -> model -> value, from Triton's Prometheus text."""
-    with urllib.request.urlopen(f"http://{server.metrics}/metrics", timeout=10) as response:
+def samples(url: str) -> list[tuple[str, dict[str, str], float]]:
+    """Every labelled sample of a Prometheus text page: (name, labels, value)."""
+    with urllib.request.urlopen(url, timeout=10) as response:
         text = response.read().decode()
-    found: dict[str, dict[str, float]] = defaultdict(dict)
+    found = []
     for line in text.splitlines():
         match = SAMPLE.match(line)
         if match:
             labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2)))
-            if "model" in labels:
-                found[match.group(1)][labels["model"]] = float(match.group(3))
+            found.append((match.group(1), labels, float(match.group(3))))
+    return found
+
+
+def scrape(server: Endpoints) -> dict[str, dict[str, float]]:
+    """metric -> model -> value, from Triton's Prometheus text (summed over other labels)."""
+    found: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for name, labels, value in samples(f"http://{server.metrics}/metrics"):
+        if "model" in labels:
+            found[name][labels["model"]] += value
     return found
 
 
@@ -41,17 +51,45 @@ def rules() -> list[dict]:
     return yaml.safe_load(RULE_FILE.read_text())["rules"]["custom"]
 
 
+def rule(name: str) -> dict:
+    (found,) = [r for r in rules() if r["name"]["as"] == name]
+    return found
+
+
+def terms(query: str) -> list[tuple[str, dict[str, str]]]:
+    """The series a rule's query reads, each with its own label filters (= and =~)."""
+    return [
+        (name, {k: v for k, _, v in re.findall(r'(\w+)(=~|=)"([^"]*)"', filters)})
+        for name, filters in TERM.findall(query)
+    ]
+
+
+def rule_sum(query: str, scraped: list[tuple[str, dict[str, str], float]]) -> float:
+    """What the sum of a rule's terms adds up to over these samples (the rule takes the rate of
+    that sum per pod: two of these around some requests give its increase)."""
+    total = 0.0
+    for series, filters in terms(query):
+        for name, labels, value in scraped:
+            matched = all(re.fullmatch(v, labels.get(k, "")) for k, v in filters.items())
+            total += value if name == series and matched else 0.0
+    return total
+
+
 def test_the_rules_read_series_the_server_exports(server: Endpoints):
     metrics = scrape(server)
-    for rule in rules():
-        query = rule["metricsQuery"]
-        series = set(re.findall(r"([a-z_]+)\{<<\.LabelMatchers>>", query))
-        assert re.match(r"([a-z_]+)\{", rule["seriesQuery"]).group(1) in series
-        entry_points = re.search(r'model=~"([^"]+)"', query).group(1).split("|")
-        assert sorted(entry_points) == sorted(ENTRY_POINTS)
-        for name in series:
+    for each in rules():
+        query = each["metricsQuery"]
+        series = [name for name, _ in terms(query)]
+        assert re.match(r"([a-z_]+)\{", each["seriesQuery"]).group(1) in series
+        for name, filters in terms(query):
+            if name.startswith(GATEWAY_SERIES):
+                continue  # test_overload.py scrapes the gateway's
             assert name in metrics, f"{name} is not in the server's /metrics"
-            assert set(ENTRY_POINTS) <= set(metrics[name]), (name, sorted(metrics[name]))
+            models = filters.get("model")
+            if models:  # the entry points, or the models whose queues bound them
+                named = sorted(models.split("|"))
+                assert named in (sorted(ENTRY_POINTS), sorted(ENTRY_QUEUES.values())), named
+                assert set(named) <= set(metrics[name]), (name, sorted(metrics[name]))
 
 
 def test_the_rules_values_from_two_scrapes_around_requests(server: Endpoints):

@@ -3,10 +3,15 @@ once with an overload status, a request whose deadline passes while it waits is 
 and the requests accepted are answered as they are without load. The clients back off and are
 answered once there is room, or give up as overloaded when their time runs out; the REST gateway
 passes the service's refusal on at once, and refuses beyond its own bound, both as 503s with
-Retry-After, both counted in its /metrics.
+Retry-After, both counted in its /metrics; the autoscaler's shed rate adds up each kind of
+refusal from the real /metrics pages.
+
+`ensemble_model` is bounded by its gate: beyond its requests in flight, one is refused at once,
+unread, and counted on /metrics; once the last step is done with a request, its place is free.
 
 The server here serves a copy of the repository whose `ocr` has one instance and room for one
-waiting request, so that three requests are enough to fill it.
+waiting request, so that three requests are enough to fill it, and whose ensemble holds one
+request at once.
 """
 
 from __future__ import annotations
@@ -23,10 +28,16 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from tests.e2e.conftest import Endpoints
+from tests.e2e.test_deploy_metrics import rule, rule_sum, samples
 from tests.e2e.test_gateway import call, multipart, running_gateway
 from triton_ocr import contract
 from triton_ocr.client import OcrClient, ServerOverloaded
-from triton_ocr.client.ocr_client import ocr_documents, ocr_request
+from triton_ocr.client.ocr_client import (
+    image_lines,
+    image_request,
+    ocr_documents,
+    ocr_request,
+)
 from triton_ocr.config.repository import Repository
 from triton_ocr.runtime.flags import ServerOptions, free_ports
 from triton_ocr.runtime.server import running_server
@@ -45,10 +56,11 @@ def small_queue(repository, tmp_path_factory) -> Endpoints:
     ocr.instance_group[0].count = 1
     ocr.dynamic_batching.default_queue_policy.max_queue_size = 1
     copy.write_config(contract.OCR_MODEL, ocr)
+    ensemble = copy.config(contract.ENSEMBLE_MODEL)
+    ensemble.parameters["max_in_flight"].string_value = "1"
+    copy.write_config(contract.ENSEMBLE_MODEL, ensemble)
     http, grpc, metrics = free_ports(3)
-    opts = ServerOptions(
-        copy.path, "127.0.0.1", http, grpc, metrics, entry_points=(contract.OCR_MODEL,)
-    )
+    opts = ServerOptions(copy.path, "127.0.0.1", http, grpc, metrics)
     log = folder / "server.log"
     with running_server(opts, log_file=log):
         yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
@@ -75,12 +87,14 @@ def in_background(call, *args, **kwargs) -> tuple[threading.Thread, list]:
     return thread, out
 
 
-def ocr_metric(server: Endpoints, name: str, reason: str | None = None) -> float:
-    """One of Triton's counters for the `ocr` model, from its /metrics."""
+def ocr_metric(
+    server: Endpoints, name: str, reason: str | None = None, model: str = contract.OCR_MODEL
+) -> float:
+    """One of the server's counters for `model` (`ocr` unless told), from its /metrics."""
     text = urllib.request.urlopen(f"http://{server.metrics}/metrics", timeout=10).read().decode()
-    labels = r'\{[^}]*model="ocr"' + (rf'[^}}]*reason="{reason}"' if reason else "") + r"[^}]*\}"
-    found = re.search(rf"^{name}{labels} (\S+)$", text, re.MULTILINE)
-    assert found, f"{name} for ocr is not in /metrics"
+    labels = rf'\{{[^}}]*model="{model}"' + (rf'[^}}]*reason="{reason}"' if reason else "")
+    found = re.search(rf"^{name}{labels}[^}}]*\}} (\S+)$", text, re.MULTILINE)
+    assert found, f"{name} for {model} is not in /metrics"
     return float(found.group(1))
 
 
@@ -220,3 +234,95 @@ def test_the_gateway_refuses_beyond_its_own_bound(small_queue):
         assert long[1][0][0] == 200  # the one let in is answered
         assert shed(gateway, "gateway") == 1
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 200  # room again
+
+
+BIG_PAGE = render(ENGLISH_LINES, size=(3000, 2000)).png  # about a second inside the ensemble
+
+
+def ensemble_call(module, url: str, page: bytes = PAGE):
+    """One `ensemble_model` request straight through tritonclient: its texts, or its error."""
+    client = module.InferenceServerClient(url)
+    request = image_request(module, page)
+    try:
+        result = client.infer(request.model, request.inputs, outputs=request.outputs)
+        return [line.text for line in image_lines(result)]
+    except InferenceServerException as exc:
+        return exc
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_beyond_its_bound_the_ensemble_refuses_a_request_at_once(small_queue, protocol):
+    alone = ensemble_call(grpcclient, small_queue.grpc)
+    module, url = (
+        (httpclient, small_queue.http) if protocol == "http" else (grpcclient, small_queue.grpc)
+    )
+    shed = ocr_metric(small_queue, "triton_ocr_shed_total", model=contract.ENSEMBLE_MODEL)
+    inside, held = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
+    time.sleep(0.8)  # past the first step: inside the ensemble
+    start = time.monotonic()
+    refused = ensemble_call(module, url)
+    elapsed = time.monotonic() - start
+    inside.join()
+    assert isinstance(refused, InferenceServerException), "the second request was not refused"
+    assert str(refused.status()) in OVERLOADED and "the server is overloaded" in str(refused)
+    assert elapsed < 0.5  # at once, unread
+    assert not isinstance(held[0], Exception)  # the one inside is answered
+    after = ocr_metric(small_queue, "triton_ocr_shed_total", model=contract.ENSEMBLE_MODEL)
+    assert after == shed + 1
+    assert ensemble_call(module, url) == alone  # its place is free again, the answer the same
+
+
+def test_a_client_backs_off_from_the_ensemble_and_is_answered(small_queue):
+    alone = ensemble_call(grpcclient, small_queue.grpc)
+    inside, _ = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
+    time.sleep(0.8)
+    with OcrClient(small_queue.grpc, "grpc", timeout=120, retries=0) as client:
+        lines = client.read(PAGE)  # refused at first, retried past `retries`
+    inside.join()
+    assert [line.text for line in lines] == alone
+
+
+def every_sample(server: Endpoints, gateway: str) -> list:
+    return samples(f"http://{server.metrics}/metrics") + samples(f"{gateway}/metrics")
+
+
+def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
+    """The HPA's triton_ocr_shed_per_second, as its prometheus-adapter rule adds it up from the
+    server's and the gateway's real /metrics: one refusal of each kind it counts, each once."""
+    query = rule("triton_ocr_shed_per_second")["metricsQuery"]
+    with running_gateway(small_queue.grpc, "--max-in-flight", "1") as gateway:
+        before = rule_sum(query, every_sample(small_queue, gateway))
+        inside, _ = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
+        time.sleep(0.8)
+        assert isinstance(ensemble_call(grpcclient, small_queue.grpc), InferenceServerException)
+        inside.join()  # 1: the ensemble's gate
+        running, _ = busy(small_queue)
+        late = raw_call(grpcclient, small_queue.grpc, 1, timeout=200_000)
+        running.join()
+        assert "Request timeout expired" in str(late)  # 2: a deadline drop in ocr's queue
+        body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
+        long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
+        time.sleep(1.0)
+        assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 503  # 3: the gateway's bound
+        finish([long])
+        others = full_queue(small_queue)
+        assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 503  # 4: passed on
+        finish(others)
+        after = rule_sum(query, every_sample(small_queue, gateway))
+    assert after - before == 4
+
+
+def test_ocr_stops_reading_a_request_once_its_timeout_has_passed(small_queue):
+    counted = ocr_metric(small_queue, "triton_ocr_deadline_exceeded_total")
+    start = time.monotonic()
+    late = raw_call(grpcclient, small_queue.grpc, BUSY_PAGES, timeout=1_000_000)  # 1 s
+    elapsed = time.monotonic() - start
+    assert isinstance(late, InferenceServerException), "the request was read past its timeout"
+    assert str(late.status()) in OVERLOADED
+    assert "longer than 1 s (the timeout the request was sent with)" in str(late)
+    assert elapsed < 3.0  # its pages' work stopped at the timeout, not read to the end
+    assert ocr_metric(small_queue, "triton_ocr_deadline_exceeded_total") == counted + 1
+    (answered,) = raw_call(grpcclient, small_queue.grpc, 1)  # the instance is free again
+    assert answered.lines

@@ -66,14 +66,41 @@ class InferenceRequest:
 
 
 class Request:
-    """A request as an adapter's execute() receives it: named inputs and its parameters."""
+    """A request as an adapter's execute() receives it: named inputs, its parameters and the
+    timeout its caller gave (microseconds, 0: none)."""
 
-    def __init__(self, inputs: dict[str, np.ndarray], parameters: dict | None = None):
+    def __init__(
+        self, inputs: dict[str, np.ndarray], parameters: dict | None = None, timeout: int = 0
+    ):
         self.tensors = {name: Tensor(name, value) for name, value in inputs.items()}
         self._parameters = json.dumps(parameters or {})
+        self._timeout = timeout
 
     def parameters(self) -> str:
         return self._parameters
+
+    def timeout(self) -> int:
+        return self._timeout
+
+
+class MetricFamily:
+    """The stub's custom metrics: each counter's value, kept for the test to read."""
+
+    COUNTER = "COUNTER"
+
+    def __init__(self, name: str, description: str, kind: str):
+        self.name, self.kind = name, kind
+
+    def Metric(self, labels: dict[str, str]) -> Metric:  # noqa: N802 (the stub's name)
+        return Metric(self.name, labels)
+
+
+class Metric:
+    def __init__(self, name: str, labels: dict[str, str]):
+        self.name, self.labels, self.value = name, labels, 0.0
+
+    def increment(self, value: float) -> None:
+        self.value += value
 
 
 def get_input_tensor_by_name(request: Request, name: str) -> Tensor | None:

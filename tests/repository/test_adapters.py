@@ -8,6 +8,7 @@ import dataclasses
 import importlib.util
 import json
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -101,12 +102,46 @@ def test_detection_preprocessing_answers_each_request(adapter):
         ]
     )
     assert error_of(responses[0]) is None
-    detector_input, page, rotation = (t.as_numpy() for t in responses[0].output_tensors)
+    detector_input, page, rotation, token = (t.as_numpy() for t in responses[0].output_tensors)
     assert detector_input.ndim == 4 and page.shape == (560, 1000, 3) and rotation.tolist() == [0]
+    assert token.tolist() == [model.gate.token]  # handed down to the last step
     code, message = error_of(responses[1])
     assert code == "INVALID_ARG" and "decode" in message
     code, message = error_of(responses[2])
     assert code == "INVALID_ARG" and "text_score" in message and "`ocr`" in message
+    assert model.gate.in_flight() == 1  # the refused ones stopped counting
+
+
+def wait_until(condition, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while not condition() and time.monotonic() < end:
+        time.sleep(0.01)
+    return condition()
+
+
+def test_the_ensemble_admits_up_to_its_bound_and_its_last_step_frees_a_place(adapter):
+    first = load_model("detection_preprocessing", adapter)
+    first.page = dataclasses.replace(first.page, page_orientation="off")
+    assert first.gate.limit == Repository(REPOSITORY).admission().max_in_flight
+    first.gate.limit = 2
+    (name,) = [t["name"] for t in config_dict("detection_preprocessing")["input"]]
+    image = np.frombuffer(render().png, np.uint8)[None]
+    responses = first.execute([fake_pb_utils.Request({name: image}) for _ in range(3)])
+    assert [error_of(r) is None for r in responses] == [True, True, False]
+    code, message = error_of(responses[2])
+    assert code == "UNAVAILABLE" and "overloaded" in message and "at once (2)" in message
+    assert first.shed.value == 1 and first.shed.labels == {"model": "ensemble_model"}
+
+    last = load_model("recognition_postprocessing", adapter)
+    names = [t["name"] for t in config_dict("recognition_postprocessing")["input"]]
+    token = responses[0].output_tensors[-1].as_numpy()
+    nothing_read = [np.zeros((1, 4), np.int64), np.zeros((1, 4), np.float32)]
+    inputs = [*nothing_read, np.zeros((0, 4, 2), np.float32), np.zeros(1, np.int32), token]
+    (answer,) = last.execute([fake_pb_utils.Request(dict(zip(names, inputs, strict=True)))])
+    assert error_of(answer) is None
+    assert wait_until(lambda: first.gate.in_flight() == 1)  # told over the gate's socket
+    (again,) = first.execute([fake_pb_utils.Request({name: image})])
+    assert error_of(again) is None
 
 
 def test_bls_errors_name_the_called_model(adapter):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tritonclient.utils import InferenceServerException
 
+from triton_ocr.client.retry_after import hinted_refusal
 from triton_ocr.tools.reliability.overload import Tally, outcome_of, summary
 
 
@@ -14,6 +15,10 @@ def test_only_the_overload_status_counts_as_shed():
     assert outcome_of(full) == outcome_of(late) == "shed"
     assert outcome_of(InferenceServerException("bad image", status="400")) == "error"
     assert outcome_of(ConnectionResetError("reset")) == "error"  # no status: not a refusal
+    gateway = hinted_refusal(b'{"error": "the gateway is overloaded"}', 503, 1.0)
+    assert outcome_of(gateway) == "shed"  # the REST gateway's bound, with its Retry-After
+    down = InferenceServerException("Request for unknown model", status="503")
+    assert outcome_of(down) == "error"  # a 503 that is not an overload refusal
 
 
 def test_the_row_counts_every_end_and_times_only_the_accepted():

@@ -90,3 +90,15 @@ def config_parameters(model_config: Mapping[str, Any] | str) -> Mapping[str, Any
 def tensor_names(model_config: Mapping[str, Any] | str, kind: str) -> list[str]:
     """Names of a config's `input` or `output` tensors, in the order the config declares them."""
     return [tensor["name"] for tensor in config_dict(model_config).get(kind, [])]
+
+
+def queue_timeout_s(model_config: Mapping[str, Any] | str) -> float:
+    """The default request timeout of a model's queue policy (dynamic_batching), in seconds:
+    what a request that names no timeout of its own may wait."""
+    policy = config_dict(model_config).get("dynamic_batching", {}).get("default_queue_policy", {})
+    microseconds = int(policy.get("default_timeout_microseconds", 0))
+    if microseconds <= 0:
+        raise ValueError(
+            "the model's config has no default_timeout_microseconds in its queue policy"
+        )
+    return microseconds / 1e6

@@ -57,6 +57,19 @@ class AlphabetSource:
     append_space: bool  # PaddleOCR appends a space class after its dictionary
 
 
+@dataclasses.dataclass(frozen=True)
+class Admission:
+    """ensemble_model's bound on the requests inside it (its own config's parameters): its first
+    step admits a request only while fewer than this many are between that step and the last
+    (runtime/gate.py), so the work waiting inside the ensemble is bounded as `ocr`'s queue is."""
+
+    max_in_flight: int
+
+    def __post_init__(self) -> None:
+        if self.max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, not {self.max_in_flight}")
+
+
 # Each Python model's `parameters`, as settings objects; detection_postprocessing also takes
 # the box settings of its `detector` (TextLines.detector).
 STEP_SETTINGS: dict[str, tuple[type, ...]] = {
@@ -206,6 +219,13 @@ class Repository:
                 f"{path} outputs {classes} classes but its alphabet has {len(alphabet)}"
             )
         return alphabet
+
+    def admission(self) -> Admission:
+        """ensemble_model's bound on requests in flight, stated in its own config."""
+        (admission,) = parse_groups(
+            config_parameters(self.config_dict(contract.ENSEMBLE_MODEL)), Admission
+        )
+        return admission
 
     def bls(self) -> Bls:
         """The BLS timeout, stated once in grouped_recognition's config."""

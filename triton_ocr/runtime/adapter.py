@@ -15,6 +15,7 @@ import triton_python_backend_utils as pb_utils
 
 from triton_ocr.contract import PAGE_ORIENTATION, TEXT_ORIENTATION
 from triton_ocr.errors import InvalidRequest
+from triton_ocr.runtime.gate import Overloaded
 from triton_ocr.runtime.timeouts import ModelTimeout, ModelUnavailable, answer_within
 
 
@@ -39,8 +40,9 @@ def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse
     """Run `handle` per request; a failure becomes that request's error, never the others'.
 
     InvalidRequest means the caller's input was bad (INVALID_ARG); a model that did not answer
-    in time, or is being restarted, is UNAVAILABLE (a client may retry); anything else is the
-    server's own failure: INTERNAL, and logged (where in the code, never the request's content).
+    in time, or is being restarted, and a request refused as overloaded are UNAVAILABLE (a
+    client may retry); anything else is the server's own failure: INTERNAL, and logged (where in
+    the code, never the request's content).
     """
     responses = []
     for request in requests:
@@ -48,7 +50,7 @@ def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse
             responses.append(handle(request))
         except InvalidRequest as exc:
             responses.append(invalid_argument(str(exc)))
-        except ModelTimeout as exc:
+        except (ModelTimeout, Overloaded) as exc:
             error = pb_utils.TritonError(str(exc), pb_utils.TritonError.UNAVAILABLE)
             responses.append(pb_utils.InferenceResponse(error=error))
         except Exception as exc:  # a failed BLS call, a bug: answer, don't crash the stub
@@ -58,6 +60,23 @@ def execute_each(requests, handle: Callable[[object], pb_utils.InferenceResponse
             )
             responses.append(pb_utils.InferenceResponse(error=error))
     return responses
+
+
+def request_timeout_s(request) -> float | None:
+    """The timeout the caller gave its request (Triton's per-request timeout), in seconds; None
+    when it gave none."""
+    microseconds = request.timeout()
+    return microseconds / 1e6 if microseconds > 0 else None
+
+
+def counter(name: str, description: str, labels: dict[str, str]):
+    """A Prometheus counter this model exports on Triton's /metrics, beside Triton's own: the
+    (family, metric) pair, both kept for as long as the model counts (the family must outlive
+    its metric)."""
+    family = pb_utils.MetricFamily(
+        name=name, description=description, kind=pb_utils.MetricFamily.COUNTER
+    )
+    return family, family.Metric(labels=labels)
 
 
 def log_internal(exc: BaseException) -> None:

@@ -44,7 +44,8 @@ class PageTimeout(InvalidRequest):
 
 
 class RequestTimeout(ModelTimeout):
-    """The whole request took longer than request_timeout_s (UNAVAILABLE)."""
+    """The whole request took longer than request_timeout_s, or than the timeout its caller
+    gave it (UNAVAILABLE)."""
 
 
 class PageReader:
@@ -85,10 +86,12 @@ class PageReader:
         self._thread.shutdown(wait=False)
 
 
-async def all_or_none(calls: Iterable[Awaitable[T]], timeout_s: float) -> list[T]:
+async def all_or_none(
+    calls: Iterable[Awaitable[T]], timeout_s: float, limit: str = "request_timeout_s"
+) -> list[T]:
     """Every call's result in order; on the first failure, or after `timeout_s` in all
-    (RequestTimeout), every call still running is cancelled before the error is raised, so
-    a failed request leaves no work behind for the next."""
+    (RequestTimeout, naming the `limit` that set it), every call still running is cancelled
+    before the error is raised, so a failed request leaves no work behind for the next."""
     tasks = [asyncio.ensure_future(call) for call in calls]
     if not tasks:
         return []
@@ -98,9 +101,7 @@ async def all_or_none(calls: Iterable[Awaitable[T]], timeout_s: float) -> list[T
         if failed is not None:
             raise failed.exception()
         if len(done) < len(tasks):
-            raise RequestTimeout(
-                f"the request took longer than {timeout_s:g} s (request_timeout_s)"
-            )
+            raise RequestTimeout(f"the request took longer than {timeout_s:g} s ({limit})")
         return [task.result() for task in tasks]
     finally:
         pending = [task for task in tasks if not task.done()]

@@ -6,7 +6,10 @@ file only turns Triton tensors and request parameters into its arguments and its
 tensors, and makes the network calls (detector, orientation classifier, recognizer) through
 async BLS. The pages of one request (an image is one page) are read concurrently,
 images_in_flight at a time, so one page's network calls overlap another's decoding and
-cropping, and no more pages than that are held decoded at once.
+cropping, and no more pages than that are held decoded at once. A request is read for at most
+request_timeout_s, or the timeout its caller gave it when shorter (counted from the start of
+its reading: Triton does not tell a model how long a request queued): past it, the caller has
+given up, and the request's work stops (counted on /metrics).
 """
 
 import asyncio
@@ -30,11 +33,13 @@ from triton_ocr.runtime.adapter import (
     bls_classify_orientation,
     bls_classify_page,
     bls_gather,
+    counter,
     execute_each,
     input_array,
+    request_timeout_s,
     respond,
 )
-from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
+from triton_ocr.runtime.pages import PageReader, PageTimeout, RequestTimeout, all_or_none
 from triton_ocr.settings import PipelineSettings
 
 
@@ -71,6 +76,11 @@ class TritonPythonModel:
         self.classifier = repository.classifier()
         self.page_classifier = repository.classifier(PAGE_ORIENTATION)
         self.networks = Networks(self.detect, self.recognize, self.classify, self.classify_page)
+        self.deadline_family, self.deadlines = counter(
+            "triton_ocr_deadline_exceeded_total",
+            "Requests whose work stopped because their deadline passed while they were read",
+            {"model": OCR_MODEL},
+        )
 
     async def detect(self, tensor):
         inputs = {self.detector_input: tensor}
@@ -86,10 +96,13 @@ class TritonPythonModel:
     async def classify_page(self, looks):
         return await bls_classify_page(self.page_classifier, looks, self.timeout_s)
 
-    async def read_all(self, items: np.ndarray, settings: PipelineSettings) -> list[PageRead]:
-        """Every page of every item, in request order. A document's page that cannot be read
-        is listed with its error; an image that cannot be read fails the request, and any
-        failure cancels the request's other pages before it is raised."""
+    async def read_all(
+        self, items: np.ndarray, settings: PipelineSettings, caller_s: float | None
+    ) -> list[PageRead]:
+        """Every page of every item, in request order, within request_timeout_s or the
+        caller's timeout (`caller_s`) if shorter. A document's page that cannot be read is
+        listed with its error; an image that cannot be read fails the request, and any failure
+        cancels the request's other pages before it is raised."""
         slots = asyncio.Semaphore(self.many.images_in_flight)
         readers: list[PageReader] = []
         try:
@@ -122,6 +135,8 @@ class TritonPythonModel:
                     return PageRead(index, page, (image.shape[1], image.shape[0]), texts)
 
             calls = (read(i, p) for i, p in pages)
+            if caller_s is not None and caller_s < self.many.request_timeout_s:
+                return await all_or_none(calls, caller_s, "the timeout the request was sent with")
             return await all_or_none(calls, self.many.request_timeout_s)
         finally:
             for reader in readers:
@@ -140,7 +155,11 @@ class TritonPythonModel:
             raise InvalidRequest(
                 f"the request holds {items.size} images; at most {limit} per request"
             )
-        pages = timeouts.run(self.read_all(items, settings))
+        try:
+            pages = timeouts.run(self.read_all(items, settings, request_timeout_s(request)))
+        except RequestTimeout:
+            self.deadlines.increment(1)
+            raise
         outputs = ocr_outputs(pages)
         # max_batch_size 1: every output carries the request's batch dimension of one
         return respond(self.output_names, [outputs[name][None] for name in self.output_names])

@@ -1,10 +1,12 @@
 """Triton adapter of stage 5, pipeline.read_lines: (best class, best score, boxes, whether the
-last box is the whole image's rival reading) -> (texts, polygons, scores)."""
+last box is the whole image's rival reading, the admitting gate's token) -> (texts, polygons,
+scores). The ensemble's last step: it tells the gate the request is done (runtime/gate.py)."""
 
 from triton_ocr.config.parse import tensor_names
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.contract import RECOGNITION_POSTPROCESSING
 from triton_ocr.pipeline import BestPath, read_lines
+from triton_ocr.runtime import gate
 from triton_ocr.runtime.adapter import execute_each, input_array, respond, texts_as_tensors
 
 
@@ -15,13 +17,19 @@ class TritonPythonModel:
         _, self.text_filter, source = step_settings(RECOGNITION_POSTPROCESSING, config)
         self.alphabet = repository.alphabet(source)
         names = tensor_names(config, "input")
-        self.class_name, self.score_name, self.boxes_name, self.rival_name = names
+        self.class_name, self.score_name, self.boxes_name, self.rival_name, self.token_name = names
         self.output_names = tensor_names(config, "output")
 
     def execute(self, requests):
         return execute_each(requests, self._run)
 
     def _run(self, request):
+        try:
+            return self._read(request)
+        finally:
+            gate.done(int(input_array(request, self.token_name).reshape(-1)[0]))
+
+    def _read(self, request):
         best = BestPath(
             input_array(request, self.class_name), input_array(request, self.score_name)
         )

@@ -2,11 +2,12 @@
 
 N clients each send a real image over HTTP and send again as soon as they are answered (a
 refused one waits and tries again, backing off as the project's clients do), for T seconds, at
-each entry point in turn (a fresh server per entry point, so one run's queue and memory do not
-leak into the next). Each answer is counted as done, shed (the server's overload refusal:
-UNAVAILABLE over gRPC, 503 over HTTP, its queue full or the request's deadline gone) or another
+each entry point in turn: `ensemble_model` and `ocr` on Triton's HTTP port, `rest` the REST
+gateway in front of `ocr` (a fresh server per entry point, so one run's queue and memory do not
+leak into the next). Each answer is counted as done, shed (an overload refusal: UNAVAILABLE or
+503, a queue full, a request's deadline gone, the ensemble's or the gateway's bound) or another
 error; the accepted requests' latency percentiles, the throughput and the peak growth of the
-server's and its stubs' resident memory over the idle server are reported.
+resident memory of the server, its stubs and the gateway over the idle server are reported.
 """
 
 from __future__ import annotations
@@ -16,31 +17,32 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from tritonclient.utils import InferenceServerException
 
-from triton_ocr.client.ocr_client import backoff_delay
+from triton_ocr.client.ocr_client import is_overload, retry_wait
+from triton_ocr.client.retry_after import hinted_refusal, retry_after_seconds
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.processes import sample
+from triton_ocr.runtime.processes import rss_bytes, sample
 from triton_ocr.tools.workload import bench_images
 
 from .payloads import connect, infer_raw
 
-OVERLOADED = {"503", "StatusCode.UNAVAILABLE"}  # Triton's status of a refusal under load
 BACKOFF_S = 0.5  # the clients' default first wait (ClientOptions.backoff)
+REST = "rest"  # the REST gateway in front of `ocr`, driven like the two Triton entry points
 
 
 def outcome_of(error: Exception | None) -> str:
-    """ "done", "shed" (an overload refusal) or "error" for one request's end."""
+    """ "done", "shed" (an overload refusal, as the clients tell it: is_overload) or "error"
+    for one request's end."""
     if error is None:
         return "done"
-    if isinstance(error, InferenceServerException) and str(error.status()) in OVERLOADED:
-        return "shed"
-    return "error"
+    return "shed" if is_overload(error) else "error"
 
 
 @dataclass
@@ -75,13 +77,46 @@ def summary(tally: Tally, seconds: float, rss_idle: int, rss_peak: int) -> dict:
     }
 
 
+class Sender:
+    """One client's connection to an entry point: `send(data)` returns normally once answered,
+    and raises what the entry point refused with (a refusal as an InferenceServerException,
+    with the Retry-After it asked for, if any, as `retry_after`)."""
+
+    def __init__(self, url: str, entry_point: str) -> None:
+        self.url, self.entry_point = url, entry_point
+        self.module, self.client = (None, None) if entry_point == REST else connect("http", url)
+
+    def send(self, data: bytes) -> None:
+        if self.entry_point == REST:
+            post_upload(self.url, data)
+        else:
+            infer_raw(self.client, self.module, self.entry_point, data)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
+def post_upload(base: str, data: bytes) -> None:
+    """POST one file to the gateway's /v1/ocr as a raw body; a 4xx or 5xx answer is raised as
+    the clients see a refusal."""
+    request = urllib.request.Request(f"{base}/v1/ocr?format=json", data=data, method="POST")
+    request.add_header("Content-Type", "application/octet-stream")
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            response.read()
+    except urllib.error.HTTPError as answer:
+        asked = retry_after_seconds(answer.headers.get("Retry-After"))
+        raise hinted_refusal(answer.read(), answer.code, asked) from None
+
+
 def client_loop(
-    url: str, model: str, images: Sequence[bytes], seed: int, until: float, tally: Tally
+    url: str, entry_point: str, images: Sequence[bytes], seed: int, until: float, tally: Tally
 ):
     """One client, as the project's clients behave: send, and once answered send the next image
-    at once; once refused, wait (the clients' backoff_delay: doubling, capped, jittered) and
-    try it again."""
-    module, client = connect("http", url)
+    at once; once refused as overloaded, wait as they do (retry_wait: doubling, capped,
+    jittered, at least the Retry-After asked for) and try it again."""
+    sender = Sender(url, entry_point)
     k, refusals = seed, 0
     try:
         while time.monotonic() < until:
@@ -89,19 +124,20 @@ def client_loop(
             start = time.monotonic()
             error = None
             try:
-                infer_raw(client, module, model, data)
+                sender.send(data)
             except Exception as exc:  # refusals, timeouts, dropped connections: all counted
                 error = exc
             outcome = outcome_of(error)
             tally.add(outcome, time.monotonic() - start, error)
             if outcome == "shed":
-                delay = backoff_delay(refusals, BACKOFF_S)
+                left = until - time.monotonic()
+                delay = retry_wait(error, refusals, 0, BACKOFF_S, float("inf"))
                 refusals += 1
-                time.sleep(max(0.0, min(delay, until - time.monotonic())))
+                time.sleep(max(0.0, min(delay or 0.0, left)))
             else:
                 k, refusals = k + 1, 0
     finally:
-        client.close()
+        sender.close()
 
 
 @dataclass(frozen=True)
@@ -115,21 +151,29 @@ class OverloadOptions:
     sample_every_s: float = 1.0  # memory sampling period
 
 
-def run_fleet(server_pid: int, url: str, model: str, images: list[bytes], n: int, s: float):
-    """N clients for `s` seconds against a running server: the run's summary row."""
+def resident(pids: Sequence[int]) -> int:
+    """The resident memory of the server with its stubs (the first pid), and of the others."""
+    server, *others = pids
+    return sample(server, 0).total_rss + sum(rss_bytes(pid) for pid in others)
+
+
+def run_fleet(
+    pids: Sequence[int], url: str, entry_point: str, images: list[bytes], n: int, s: float
+):
+    """N clients for `s` seconds against a running server (its pid first, then the gateway's,
+    if any): the run's summary row."""
     tally = Tally()
-    idle = sample(server_pid, 0).total_rss
-    peak = idle
-    start = time.monotonic()
-    until = start + s
+    idle = peak = resident(pids)
+    until = time.monotonic() + s
     threads = [
-        threading.Thread(target=client_loop, args=(url, model, images, k, until, tally))
+        threading.Thread(target=client_loop, args=(url, entry_point, images, k, until, tally))
         for k in range(n)
     ]
+    start = time.monotonic()
     for thread in threads:
         thread.start()
     while any(t.is_alive() for t in threads):
-        peak = max(peak, sample(server_pid, time.monotonic() - start).total_rss)
+        peak = max(peak, resident(pids))
         time.sleep(1.0)
     return summary(tally, time.monotonic() - start, idle, peak)
 
@@ -137,12 +181,12 @@ def run_fleet(server_pid: int, url: str, model: str, images: list[bytes], n: int
 def run_overload(options: OverloadOptions) -> dict:
     """Every entry point at every fleet size; write overload.json and print the table."""
     from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
 
     images = [data for _, data in bench_images(options.shared_eval)]
     rows = []
-    for model in options.entry_points:
-        http, grpc, metrics = free_ports(3)
+    for entry_point in options.entry_points:
+        http, grpc, metrics, rest = free_ports(4)
         repository = options.repository
         opts = ServerOptions(
             repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack
@@ -151,17 +195,28 @@ def run_overload(options: OverloadOptions) -> dict:
             tempfile.TemporaryDirectory(prefix="triton-ocr-overload-") as tmp,
             running_server(opts, log_file=Path(tmp) / "tritonserver.log") as server,
         ):
+            gateway = None
             url = f"127.0.0.1:{http}"
-            module, client = connect("http", url)
-            for data in images:  # warm every shape once: the first calls compile
-                infer_raw(client, module, model, data)
-            client.close()
-            for n in options.clients:
-                row = {"entry_point": model, "clients": n, "seconds": options.seconds}
-                row |= run_fleet(server.pid, url, model, images, n, options.seconds)
-                row["server_alive"] = server.poll() is None
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr)
+            if entry_point == REST:
+                gateway = gateway_process("127.0.0.1", grpc, rest)
+                url = f"http://127.0.0.1:{rest}"
+                wait_until_ready(gateway, url)
+            try:
+                pids = [server.pid] + ([gateway.pid] if gateway else [])
+                sender = Sender(url, entry_point)
+                for data in images:  # warm every shape once: the first calls compile
+                    sender.send(data)
+                sender.close()
+                for n in options.clients:
+                    row = {"entry_point": entry_point, "clients": n, "seconds": options.seconds}
+                    row |= run_fleet(pids, url, entry_point, images, n, options.seconds)
+                    row["server_alive"] = server.poll() is None
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr)
+            finally:
+                if gateway is not None:
+                    gateway.terminate()
+                    gateway.wait(timeout=30)
     report = {"command": " ".join(sys.argv), "images": len(images), "runs": rows}
     options.out_dir.mkdir(parents=True, exist_ok=True)
     (options.out_dir / "overload.json").write_text(json.dumps(report, indent=2))
