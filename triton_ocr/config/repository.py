@@ -61,7 +61,8 @@ class AlphabetSource:
 class Admission:
     """ensemble_model's bound on the requests inside it (its own config's parameters): its first
     step admits a request only while fewer than this many are between that step and the last
-    (runtime/gate.py), so the work waiting inside the ensemble is bounded as `ocr`'s queue is."""
+    (runtime/gate.py), so the work waiting inside the ensemble is bounded as `ocr`'s queue is.
+    Each instance of that step holds a gate of its own (it has one)."""
 
     max_in_flight: int
 
