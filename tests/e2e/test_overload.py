@@ -41,7 +41,7 @@ from triton_ocr.client.ocr_client import (
 from triton_ocr.config.repository import Repository
 from triton_ocr.runtime.flags import ServerOptions, free_ports
 from triton_ocr.runtime.server import running_server
-from triton_ocr.tools.samples import ENGLISH_LINES, render
+from triton_ocr.tools.samples import ENGLISH_LINES, layout_page, render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500)).png
 BUSY_PAGES = 12  # one request of these keeps the one instance busy for seconds on 2 cores
@@ -236,7 +236,28 @@ def test_the_gateway_refuses_beyond_its_own_bound(small_queue):
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 200  # room again
 
 
-BIG_PAGE = render(ENGLISH_LINES, size=(3000, 2000)).png  # about a second inside the ensemble
+DENSE_PAGE = layout_page("three-columns").png  # many lines: seconds inside the ensemble
+
+
+def first_steps_done(server: Endpoints) -> int:
+    """Requests detection_preprocessing has answered: each is then inside the ensemble."""
+    client = grpcclient.InferenceServerClient(server.grpc)
+    try:
+        stats = client.get_inference_statistics(contract.DETECTION_PREPROCESSING, as_json=True)
+    finally:
+        client.close()
+    return int(stats["model_stats"][0]["inference_stats"]["success"].get("count", 0))
+
+
+def hold_the_ensemble(server: Endpoints) -> tuple[threading.Thread, list]:
+    """A dense page's request let into the ensemble, its place taken until it is answered: once
+    its first step is done, it is inside (seconds of recognition to go)."""
+    before = first_steps_done(server)
+    inside = in_background(ensemble_call, grpcclient, server.grpc, DENSE_PAGE)
+    deadline = time.monotonic() + 30
+    while first_steps_done(server) == before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return inside
 
 
 def ensemble_call(module, url: str, page: bytes = PAGE):
@@ -259,8 +280,7 @@ def test_beyond_its_bound_the_ensemble_refuses_a_request_at_once(small_queue, pr
         (httpclient, small_queue.http) if protocol == "http" else (grpcclient, small_queue.grpc)
     )
     shed = ocr_metric(small_queue, "triton_ocr_shed_total", model=contract.ENSEMBLE_MODEL)
-    inside, held = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
-    time.sleep(0.8)  # past the first step: inside the ensemble
+    inside, held = hold_the_ensemble(small_queue)
     start = time.monotonic()
     refused = ensemble_call(module, url)
     elapsed = time.monotonic() - start
@@ -276,8 +296,7 @@ def test_beyond_its_bound_the_ensemble_refuses_a_request_at_once(small_queue, pr
 
 def test_a_client_backs_off_from_the_ensemble_and_is_answered(small_queue):
     alone = ensemble_call(grpcclient, small_queue.grpc)
-    inside, _ = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
-    time.sleep(0.8)
+    inside, _ = hold_the_ensemble(small_queue)
     with OcrClient(small_queue.grpc, "grpc", timeout=120, retries=0) as client:
         lines = client.read(PAGE)  # refused at first, retried past `retries`
     inside.join()
@@ -294,8 +313,7 @@ def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
     query = rule("triton_ocr_shed_per_second")["metricsQuery"]
     with running_gateway(small_queue.grpc, "--max-in-flight", "1") as gateway:
         before = rule_sum(query, every_sample(small_queue, gateway))
-        inside, _ = in_background(ensemble_call, grpcclient, small_queue.grpc, BIG_PAGE)
-        time.sleep(0.8)
+        inside, _ = hold_the_ensemble(small_queue)
         assert isinstance(ensemble_call(grpcclient, small_queue.grpc), InferenceServerException)
         inside.join()  # 1: the ensemble's gate
         running, _ = busy(small_queue)
