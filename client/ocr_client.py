@@ -126,17 +126,31 @@ def retry_wait(
     return wait if wait < left_s else None
 
 
-def overloaded(error: Exception, tries: int, seconds: float) -> ServerOverloaded | None:
-    """What a call that stopped trying raises in place of `error` when that was an overload
-    refusal (None: `error` itself)."""
-    if not is_overload(error):
-        return None
-    assert isinstance(error, InferenceServerException)
-    return ServerOverloaded(
-        f"the server was overloaded: {tries} tries in {seconds:.1f} s were refused, the last "
+def wait_or_raise(
+    error: Exception,
+    attempt: int,
+    start: float,
+    end: float,
+    clock: Callable[[], float],
+    retries: int,
+    backoff_s: float,
+    overload_s: float | None,
+) -> float:
+    """After `error` on attempt `attempt` of a call begun at `start` with its deadline at `end`:
+    the wait before the next try (retry_wait), or, when there is none, raise ServerOverloaded in
+    place of an overload refusal and `error` itself in place of anything else."""
+    spent = clock() - start
+    busy_left = None if overload_s is None else overload_s - spent
+    wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
+    if wait is not None:
+        return wait
+    if not isinstance(error, InferenceServerException) or not is_overload(error):
+        raise error
+    raise ServerOverloaded(
+        f"the server was overloaded: {attempt + 1} tries in {spent:.1f} s were refused, the last "
         f"with {error.message() or error}; send again later, or give the call more time",
         status=str(error.status()),
-    )
+    ) from error
 
 
 def with_retries(
@@ -157,15 +171,7 @@ def with_retries(
         try:
             return call(max(0.001, end - clock()))
         except Exception as error:
-            spent = clock() - start
-            busy_left = None if overload_s is None else overload_s - spent
-            wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
-            if wait is None:
-                busy = overloaded(error, attempt + 1, spent)
-                if busy is None:
-                    raise
-                raise busy from error
-            sleep(wait)
+            sleep(wait_or_raise(error, attempt, start, end, clock, retries, backoff_s, overload_s))
     raise AssertionError("unreachable")
 
 
@@ -185,14 +191,7 @@ async def with_retries_async(
         try:
             return await call(max(0.001, end - clock()))
         except Exception as error:
-            spent = clock() - start
-            busy_left = None if overload_s is None else overload_s - spent
-            wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
-            if wait is None:
-                busy = overloaded(error, attempt + 1, spent)
-                if busy is None:
-                    raise
-                raise busy from error
+            wait = wait_or_raise(error, attempt, start, end, clock, retries, backoff_s, overload_s)
             await sleep(wait)
     raise AssertionError("unreachable")
 

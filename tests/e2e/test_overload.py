@@ -17,10 +17,8 @@ request at once.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
-import urllib.request
 
 import pytest
 import tritonclient.grpc as grpcclient
@@ -91,11 +89,15 @@ def ocr_metric(
     server: Endpoints, name: str, reason: str | None = None, model: str = contract.OCR_MODEL
 ) -> float:
     """One of the server's counters for `model` (`ocr` unless told), from its /metrics."""
-    text = urllib.request.urlopen(f"http://{server.metrics}/metrics", timeout=10).read().decode()
-    labels = rf'\{{[^}}]*model="{model}"' + (rf'[^}}]*reason="{reason}"' if reason else "")
-    found = re.search(rf"^{name}{labels}[^}}]*\}} (\S+)$", text, re.MULTILINE)
+    found = [
+        value
+        for series, labels, value in samples(f"http://{server.metrics}/metrics")
+        if series == name
+        and labels.get("model") == model
+        and reason in (None, labels.get("reason"))
+    ]
     assert found, f"{name} for {model} is not in /metrics"
-    return float(found.group(1))
+    return sum(found)
 
 
 def busy(server: Endpoints) -> tuple[threading.Thread, list]:
@@ -204,9 +206,11 @@ def test_a_client_out_of_time_gives_up_saying_the_server_was_overloaded(small_qu
 
 
 def shed(gateway: str, by: str) -> float:
-    _, _, text = call(f"{gateway}/metrics")
-    found = re.search(rf'^triton_ocr_rest_shed_total{{by="{by}"}} (\S+)$', text.decode(), re.M)
-    return float(found.group(1)) if found else 0.0
+    """The gateway's count of 503s `by` itself or by the service (0 before the first)."""
+    scraped = samples(f"{gateway}/metrics")
+    return sum(
+        v for n, labels, v in scraped if n == "triton_ocr_rest_shed_total" and labels == {"by": by}
+    )
 
 
 def test_the_gateway_passes_the_service_refusal_on_at_once(small_queue):
