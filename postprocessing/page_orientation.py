@@ -1,4 +1,6 @@
-"""The page classifier's four looks and the detected lines -> the page's turn.
+"""The page classifier's looks and the detected lines -> the page's turn.
+
+The first look alone settles a page it finds upright surely enough (most pages).
 
 The classifier's labels are the degrees a page's content was turned clockwise (0, 90, 180,
 270); look k saw the page turned k more quarters, so its label k + t speaks for turn t. The
@@ -23,6 +25,12 @@ def turn_scores(looks: np.ndarray) -> np.ndarray:
     """[4, 4] class probabilities of the four looks -> [4] the mean score of each turn."""
     n = len(QUARTER_TURNS)
     return np.array([np.mean([looks[k][(t + k) % n] for k in range(n)]) for t in range(n)])
+
+
+def upright_at_first_look(first: np.ndarray, page: PageOrientation) -> bool:
+    """[1, 4] probabilities of the first look (the page as it came) -> the page is upright
+    beyond doubt, and the three turned looks are not needed."""
+    return bool(first[0][0] >= page.page_upright_score)
 
 
 def proposed_turn(looks: np.ndarray, page: PageOrientation) -> int:

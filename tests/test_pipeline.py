@@ -254,6 +254,43 @@ def test_crops_the_classifier_finds_upside_down_are_turned_before_recognition():
     np.testing.assert_array_equal(turned[0, :, :, width:], 0)  # padding stays on the right
 
 
+def test_the_second_look_reads_only_the_turned_rows_of_a_group():
+    """A group of three with one row flagged: the second batch holds that row alone, as it
+    came, at the group's width; it keeps the surer reading, the others their first one."""
+    rows = [np.full((3, 48, 320), float(i + 1), np.float32) for i in range(3)]
+    rows[1][:, 0, 0] = 2.0  # row 2's top-left corner; turned over, it is bottom-right
+    rows[1][:, 1:] = 5.0
+    calls = []
+
+    async def flag_the_middle(inputs):
+        return [np.float32([[1.0, 0.0], [0.02, 0.98], [1.0, 0.0]])]
+
+    async def recognize(batches):
+        calls.extend(b.copy() for b in batches)
+        results = []
+        for batch in batches:
+            best = np.zeros((len(batch), 4), np.int64)
+            # as sent, row 2 (value 2.0) reads "b" surely; turned over it reads "a" unsurely
+            best[:, 0] = np.where(batch[:, 0, 0, 0] == 2.0, 2, 1)
+            sure = np.where(batch[:, 0, 0, 0] == 2.0, 0.9, 0.6)[:, None]
+            results.append((best, np.broadcast_to(sure, best.shape).astype(np.float32)))
+        return results
+
+    on = Orientation(classify_orientation=True, orientation_threshold=0.9)
+    classifier = settings().classifier_input
+    best = asyncio.run(
+        recognize_rows(
+            rows, [320] * 3, [320] * 3, Grouping(3), on, classifier, recognize, flag_the_middle
+        )
+    )
+    first, again = calls
+    assert first.shape[0] == 3 and again.shape == (1, 3, 48, 320)
+    np.testing.assert_array_equal(again[0], rows[1])
+    texts = read_lines(best, np.zeros((3, 4, 2), np.float32), ALPHABET, TextFilter(0.5, 0.02))
+    assert texts.texts == ["a", "b", "a"]
+    assert best.turned is not None and not best.turned.any()
+
+
 @pytest.mark.parametrize("surer", ["turned", "as sent"])
 def test_a_turned_crop_keeps_the_reading_the_recognizer_is_surer_of(surer):
     """The line classifier may turn an upright line over: the recognizer reads both and the

@@ -368,7 +368,7 @@ def bench(
     out: Path = typer.Option(Path("bench-results"), help="Folder for benchmark.json/.png."),
     shared_eval: Path = SHARED_EVAL_OPTION,
     rounds: int = typer.Option(2, help="Interleaved rounds over the whole image set."),
-    concurrency: list[int] = typer.Option([1, 2, 4, 8], help="Client concurrencies to measure."),
+    concurrency: list[int] = typer.Option([1, 4, 8], help="Client concurrencies to measure."),
     floor_threads: int = typer.Option(2, help="Threads of each network in row B."),
     pack: str = typer.Option(
         DEFAULT_PACK,
@@ -376,21 +376,26 @@ def bench(
     ),
     only: str = typer.Option(
         None,
-        help="One section alone: gateway (the REST gateway against gRPC; gateway.json) or "
-        "packs (the fast pack's ocr against the default's, served side by side; packs.json).",
+        help="One section alone: gateway (the REST gateway against gRPC; gateway.json), "
+        "packs (the fast pack's ocr against the default's, served side by side; packs.json) or "
+        "stages (ms per image per stage, the service's and RapidOCR's; stages.json).",
     ),
 ) -> None:
     """Benchmark the pack's RapidOCR release in-process, the in-process floor, the tutorial's
-    design, the server's ensemble_model and ocr over HTTP/gRPC, and the REST gateway's cost
-    (needs the bench environment: make bench)."""
+    design, the server's ensemble_model and ocr over HTTP/gRPC, the REST gateway's cost and
+    where each image's time goes, on the real images of the dev and report splits (needs the
+    bench environment: make bench)."""
     from triton_ocr.tools.bench.run import BenchOptions, run_benchmark
+    from triton_ocr.tools.evaluation.labels import REPORT_SPLIT
     from triton_ocr.tools.reference import ReferenceNotInstalled, reference_for
 
     try:
         reference_for(pack)  # first: east-str has no RapidOCR to compare with, exported or not
         found = pack_repository(repository, pack)
         run_benchmark(
-            BenchOptions(found, out, shared_eval, rounds, concurrency, floor_threads, only)
+            BenchOptions(
+                found, out, (shared_eval, REPORT_SPLIT), rounds, concurrency, floor_threads, only
+            )
         )
     except (ValueError, ReferenceNotInstalled) as exc:
         fail(str(exc), 2)
@@ -472,13 +477,8 @@ def evaluate(
     """Accuracy on labelled sets, each on its own: word-crop exact match and CER; string, token
     and detection scores of scenes and documents; the images with misses. Images a manifest
     marks `held_out: false` (looked at while a setting was chosen) are left out."""
-    from triton_ocr.tools.evaluation.command import (
-        DEV_SPLIT,
-        REPORT_SPLIT,
-        EvalOptions,
-        parse_parameters,
-        run_evaluation,
-    )
+    from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
+    from triton_ocr.tools.evaluation.labels import DEV_SPLIT, REPORT_SPLIT
     from triton_ocr.tools.reference import ReferenceNotInstalled
 
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own

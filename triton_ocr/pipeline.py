@@ -29,7 +29,11 @@ from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes, whole_image
 from triton_ocr.postprocessing.geometry import crop_frame, room_on_page
 from triton_ocr.postprocessing.orientation import path_confidence, upside_down
-from triton_ocr.postprocessing.page_orientation import lines_level, proposed_turn
+from triton_ocr.postprocessing.page_orientation import (
+    lines_level,
+    proposed_turn,
+    upright_at_first_look,
+)
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
 from triton_ocr.postprocessing.words import text_words
 from triton_ocr.preprocessing.crops import cut_crops
@@ -65,7 +69,7 @@ Classify = Callable[[list[np.ndarray]], list[np.ndarray]]
 AsyncDetect = Callable[[np.ndarray], Awaitable[list[np.ndarray]]]
 AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, np.ndarray]]]]
 AsyncClassify = Callable[[list[np.ndarray]], Awaitable[list[np.ndarray]]]
-# the page classifier's looks [4, C, H, W] -> [4, 4] probabilities of 0, 90, 180, 270 degrees
+# the page classifier's looks [n, C, H, W] -> [n, 4] probabilities of 0, 90, 180, 270 degrees
 ClassifyPage = Callable[[np.ndarray], np.ndarray]
 AsyncClassifyPage = Callable[[np.ndarray], Awaitable[np.ndarray]]
 Groups = list[tuple[list[int], np.ndarray]]  # (crop indices, recognizer batch) per group
@@ -151,14 +155,19 @@ async def turn_page(
 ) -> Upright:
     """Stage 1b: a page whose content came turned by 90, 180 or 270 degrees, set upright.
 
-    The page classifier (input `size`) proposes a turn (postprocessing.page_orientation); the
+    The page classifier (input `size`) looks at the page as it came; unless that look finds it
+    upright surely, three more looks propose a turn (postprocessing.page_orientation); the
     turn is taken when the lines detected on the turned page lie level, and then those maps are
-    kept. An upright page costs one small classifier call; a turned one, in `ocr`, no more
-    detection than an upright one. Pre-cropped lines (single_line "always") are never turned."""
+    kept. A clearly upright page costs one look of the classifier; a turned one, in `ocr`, no
+    more detection than an upright one. Pre-cropped lines (single_line "always") are never
+    turned."""
     if page.page_orientation == "off" or lines.single_line == "always":
         return Upright(image, 0, None)
-    looks = await classify_page(page_classifier_input(image, page, size))
-    turn = proposed_turn(looks, page)
+    looks = page_classifier_input(image, page, size)
+    first = await classify_page(looks[:1])
+    if upright_at_first_look(first, page):
+        return Upright(image, 0, None)
+    turn = proposed_turn(np.concatenate([first, await classify_page(looks[1:])]), page)
     if turn == 0:
         return Upright(image, 0, None)
     turned = turn_upright(image, turn)
@@ -237,12 +246,13 @@ async def recognize_rows(
     (all groups in flight together), upside-down rows turned back first when the orientation
     classifier is on.
 
-    The classifier may turn an upright line over: a group with turned rows is also read as it
-    came (the second look), and each turned row keeps whichever reading the recognizer is
-    surer of. Upright pages rarely have turned rows, so this seldom costs a call."""
+    The classifier may turn an upright line over: a row it turned is also read as it came
+    (the second look, at its group's width, only the turned rows of a group), and keeps
+    whichever reading the recognizer is surer of. Upright pages rarely have turned rows, so
+    this seldom costs a call."""
     groups = recognition_groups(rows, padded, grouping.recognition_group_size)
     turned = np.zeros(len(rows), dtype=bool)
-    second: list[int] = []  # the groups read both ways
+    second: list[tuple[int, np.ndarray]] = []  # (group, its turned rows' places in it)
     as_sent = groups
     if groups and orientation.classify_orientation:
         threshold = orientation.orientation_threshold
@@ -250,21 +260,21 @@ async def recognize_rows(
         for g, ((indices, _), flag) in enumerate(zip(groups, flags, strict=True)):
             turned[indices] = flag
             if flag.any():
-                second.append(g)
-    batches = [batch for _, batch in groups] + [as_sent[g][1] for g in second]
+                second.append((g, np.flatnonzero(flag)))
+    batches = [batch for _, batch in groups] + [as_sent[g][1][places] for g, places in second]
     results = await recognize(batches) if groups else []
     results, again = results[: len(groups)], results[len(groups) :]
-    for g, (best_class, best_score) in zip(second, again, strict=True):
+    for (g, places), (best_class, best_score) in zip(second, again, strict=True):
         indices, _ = groups[g]
         flipped, kept = results[g]
-        surer = path_confidence(best_class, best_score) > path_confidence(flipped, kept)
-        surer &= turned[indices]
+        surer = path_confidence(best_class, best_score) > path_confidence(
+            flipped[places], kept[places]
+        )
         if surer.any():
-            results[g] = (
-                np.where(surer[:, None], best_class, flipped),
-                np.where(surer[:, None], best_score, kept),
-            )
-            turned[np.asarray(indices)[surer]] = False
+            flipped, kept = flipped.copy(), kept.copy()
+            flipped[places[surer]], kept[places[surer]] = best_class[surer], best_score[surer]
+            results[g] = (flipped, kept)
+            turned[np.asarray(indices)[places[surer]]] = False
     classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(rows)
     scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(rows)
     step_widths = np.zeros(len(rows), dtype=np.float32)

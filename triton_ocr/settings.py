@@ -66,9 +66,11 @@ class DetectorInput:
 class PageOrientation:
     """Pages turned by 90, 180 or 270 degrees, set upright before detection.
 
-    The page classifier looks at the page's centre four times, turned by each quarter; a turn
-    is proposed when the mean of its four looks gives it at least `page_turn_score` (one look
-    errs on photos, four consistent ones rarely do). It is taken only when, once the page is
+    The page classifier looks at the page's centre as it came; when it finds it upright with at
+    least `page_upright_score`, that is the answer (most pages: one look, not four). Otherwise
+    it also looks at the centre turned by each further quarter; a turn is proposed when the
+    mean of the four looks gives it at least `page_turn_score` (one look errs on photos, four
+    consistent ones rarely do). It is taken only when, once the page is
     turned, at least `page_lines_share` of the detected line boxes that are clearly longer one
     way than the other lie level: the text itself must agree.
     """
@@ -76,6 +78,7 @@ class PageOrientation:
     page_orientation: str  # "auto" or "off"
     page_turn_score: float
     page_lines_share: float
+    page_upright_score: float
     # the classifier's reference preprocessing: the short side resized to this, the centre
     # cropped to the network's input size, then (pixel / 255 - mean) / std on BGR
     page_short_side: int
@@ -85,7 +88,7 @@ class PageOrientation:
     def __post_init__(self) -> None:
         _check_choice("page_orientation", self.page_orientation, PAGE_ORIENTATION_MODES)
         _check_length(("page_mean", "page_std"), (self.page_mean, self.page_std), 3)
-        for name in ("page_turn_score", "page_lines_share"):
+        for name in ("page_turn_score", "page_lines_share", "page_upright_score"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
 

@@ -25,3 +25,19 @@ def test_the_floor_runs_round_by_round_in_its_own_process(repository):
 def test_a_worker_that_cannot_start_says_so(repository):
     with pytest.raises(RuntimeError, match="row C's process ended"):
         FreshProcess("C", DEFAULT_PACK, repository, 1, [render_blank()])
+
+
+def test_the_floor_times_its_stages_in_a_row_of_its_own(repository):
+    from triton_ocr.tools.bench.stages import STAGES
+
+    images = [render().png, render_blank()]
+    plain, staged = Row("B", 1), Row("B+stages", 1)
+    with FreshProcess("B+stages", DEFAULT_PACK, repository, 1, images) as worker:
+        worker.round(staged)
+    with FreshProcess("B", DEFAULT_PACK, repository, 1, images) as floor:
+        floor.round(plain)
+    assert set(worker.stages) == set(STAGES)
+    for stage in ("decode", "detection (network)", "recognition (network)", "blocks"):
+        assert worker.stages[stage] > 0, stage
+    assert sum(worker.stages.values()) <= staged.wall
+    assert floor.stages == {}  # the plain row is not timed by stage

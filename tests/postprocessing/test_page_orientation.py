@@ -8,11 +8,16 @@ import numpy as np
 import pytest
 
 from triton_ocr.postprocessing.geometry import turned_back
-from triton_ocr.postprocessing.page_orientation import lines_level, proposed_turn, turn_scores
+from triton_ocr.postprocessing.page_orientation import (
+    lines_level,
+    proposed_turn,
+    turn_scores,
+    upright_at_first_look,
+)
 from triton_ocr.preprocessing.page_orientation import page_classifier_input, turn_upright
 from triton_ocr.settings import ClassifierInput, PageOrientation
 
-PAGE = PageOrientation("auto", 0.7, 0.6, 256, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+PAGE = PageOrientation("auto", 0.7, 0.6, 0.85, 256, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 SIZE = ClassifierInput(3, 224, 224)
 # the content turned this many degrees clockwise -> the OpenCV turn that makes it so
 TURNED = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
@@ -40,6 +45,12 @@ def test_one_confident_look_is_not_enough():
     looks[0] = [0.05, 0.05, 0.85, 0.05]  # the first look says 180, the others do not agree
     assert proposed_turn(looks, PAGE) == 0
     assert proposed_turn(looks_of(90), PageOrientation("off", *list(vars(PAGE).values())[1:])) == 0
+
+
+@pytest.mark.parametrize(("first", "upright"), [(0.92, True), (0.85, True), (0.84, False)])
+def test_the_first_look_alone_settles_a_surely_upright_page(first, upright):
+    rest = (1 - first) / 3
+    assert upright_at_first_look(np.float32([[first, rest, rest, rest]]), PAGE) is upright
 
 
 def box(w: float, h: float) -> list[list[float]]:

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from triton_ocr.tools.evaluation import labels
 from triton_ocr.tools.evaluation.labels import (
     Label,
     Sample,
@@ -223,7 +224,7 @@ def test_eval_reads_the_dev_and_the_report_split_unless_told(monkeypatch, tmp_pa
     seen = []
     monkeypatch.setattr(command, "run_evaluation", lambda options: seen.append(options) or 0)
     assert CliRunner().invoke(app, ["eval", "--url", "127.0.0.1:1"]).exit_code == 0
-    assert seen[-1].labelled == (command.DEV_SPLIT, command.REPORT_SPLIT)
+    assert seen[-1].labelled == (labels.DEV_SPLIT, labels.REPORT_SPLIT)
     args = ["eval", str(tmp_path), str(tmp_path / "b"), "--url", "127.0.0.1:1"]
     assert CliRunner().invoke(app, args).exit_code == 0
     assert seen[-1].labelled == (tmp_path, tmp_path / "b")

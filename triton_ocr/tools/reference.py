@@ -154,7 +154,8 @@ def _rapidocr_3(params: dict[str, object] | None = None) -> Reader:
     det/rec and the mobile 0/180 classifier, bundled in the wheel under rapidocr/models, so no
     download); `engine(bytes)` returns a RapidOCROutput whose boxes [n, 4, 2], txts and scores
     are None when nothing was read. use_cls=True restates the default, as the service runs it.
-    `params` (rapidocr_params) overrides its config's keys; it wants enums for engine types."""
+    `params` (rapidocr_params) overrides its config's keys; it wants enums for engine types.
+    The reader keeps the engine as its `engine` attribute."""
     from rapidocr import EngineType, RapidOCR
 
     typed = {
@@ -167,4 +168,5 @@ def _rapidocr_3(params: dict[str, object] | None = None) -> Reader:
         texts = getattr(result, "txts", None) or ()
         return [str(t) for t in texts], _quads(getattr(result, "boxes", None) if texts else None)
 
+    read.engine = engine  # type: ignore[attr-defined]
     return read

@@ -50,6 +50,17 @@ def bench_images(shared_eval: Path | None) -> list[tuple[str, bytes]]:
     return images
 
 
+def real_images(folders: Sequence[Path]) -> list[tuple[str, bytes]]:
+    """Every labelled image of each folder that has a manifest (the dev and the report split:
+    the bench's images), as a reader gets it (a labelled turn applied)."""
+    return [
+        (f"{folder.name}/{sample.path.relative_to(folder)}", sample.read())
+        for folder in folders
+        if (folder / "manifest.json").is_file()
+        for sample in load_manifest(folder)
+    ]
+
+
 def run_row(
     row: Row, read: Callable[[], ReadOne], images: Sequence, count: int | None = None
 ) -> None:

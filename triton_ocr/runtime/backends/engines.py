@@ -229,11 +229,12 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
             if name in shapes and not shapes[name].compatible(ov.PartialShape(list(value.shape))):
                 raise BadInput(f"input {name!r} has shape {list(value.shape)}, not {shapes[name]}")
         try:
-            # copies the outputs (share_outputs=False): the next run reuses the request's memory
-            results = request.infer(dict(feeds))
+            # the outputs stay in the request's memory; only the wanted ones are copied out (the
+            # next run reuses that memory), not a recognizer's whole class probabilities
+            results = request.infer(dict(feeds), share_outputs=True)
         except (RuntimeError, TypeError, ValueError) as exc:
             raise BadInput(str(exc).strip().splitlines()[-1]) from exc  # the check that failed
-        return [results[compiled.output(name)] for name in wanted]
+        return [np.array(results[compiled.output(name)]) for name in wanted]
 
     precision = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
     return Engine(

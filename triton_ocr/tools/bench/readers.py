@@ -8,7 +8,7 @@ served_reader: one of the server's entry points.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -34,8 +34,19 @@ def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
     return tuple(engine(model) for model in contract.NETWORKS)
 
 
-def floor_reader(repository: Repository, settings: PipelineSettings, threads: int) -> ReadOne:
-    """The whole pipeline in-process (pipeline.read_image): no server, the compute floor."""
+def unwrapped(_: str, network: Callable) -> Callable:
+    return network
+
+
+def floor_reader(
+    repository: Repository,
+    settings: PipelineSettings,
+    threads: int,
+    wrap: Callable[[str, Callable], Callable] = unwrapped,
+) -> ReadOne:
+    """The whole pipeline in-process (pipeline.read_image): no server, the compute floor.
+    `wrap(name, network)` may wrap each network callable, by its name in pipeline.Networks
+    (the stage table times them)."""
     page_classifier, detector, recognizer, classifier = network_engines(repository, threads)
     det_in, det_out = repository.detector_tensors()
     rec_in, best_path = repository.recognizer_tensors()
@@ -54,7 +65,16 @@ def floor_reader(repository: Repository, settings: PipelineSettings, threads: in
     def classify_page(looks):
         return page_classifier.run([page.output], {page.input: looks})[0]
 
-    return lambda data: read_image(data, settings, detect, recognize, classify, classify_page)
+    networks = {
+        name: wrap(name, network)
+        for name, network in (
+            ("detect", detect),
+            ("recognize", recognize),
+            ("classify", classify),
+            ("classify_page", classify_page),
+        )
+    }
+    return lambda data: read_image(data, settings, **networks)
 
 
 def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings) -> ReadOne:

@@ -14,7 +14,7 @@ from pathlib import Path
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.tools.reference import reference_for
-from triton_ocr.tools.workload import ReadOne, Row, bench_images, paired_seconds, run_row
+from triton_ocr.tools.workload import ReadOne, Row, paired_seconds, real_images, run_row
 
 from .gateway import (
     cpu_seconds,
@@ -40,22 +40,24 @@ from .report import (
     print_table,
     summarize,
 )
-from .worker import FreshProcess
+from .stages import per_image_ms, stage_table
+from .worker import STAGES_SUFFIX, FreshProcess
 
 
 @dataclass(frozen=True)
 class BenchOptions:
     repository: Repository  # the pack to serve (its models exported)
     out_dir: Path  # benchmark.json, benchmark.png and the server's log
-    shared_eval: Path | None  # labelled real images added to the rendered ones, if present
+    image_folders: Sequence[Path]  # labelled real images (the dev and report splits), if present
     rounds: int  # interleaved rounds over the whole image set
     concurrencies: Sequence[int]  # client concurrencies of the served rows
     floor_threads: int  # onnxruntime intra-op threads of row B
-    # one section alone: "gateway" (the REST gateway's cost) or "packs" (the fast pack's speed)
+    # one section alone: "gateway" (the REST gateway's cost), "packs" (the fast pack's speed) or
+    # "stages" (where each image's time goes)
     only: str | None = None
 
 
-SECTIONS = ("gateway", "packs")
+SECTIONS = ("gateway", "packs", "stages")
 # `bench --only packs`: the fast pack against the default pack, served side by side
 FAST_PACK = "ppocr-v6-tiny"
 
@@ -77,7 +79,7 @@ def run_gateway_only(options: BenchOptions) -> dict:
 
     repository = options.repository
     options.out_dir.mkdir(parents=True, exist_ok=True)
-    images = [data for _, data in bench_images(options.shared_eval)]
+    images = [data for _, data in real_images(options.image_folders)]
     http, grpc, metrics, rest = free_ports(4)
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack)
     with running_server(opts, log_file=options.out_dir / "tritonserver.log") as server:
@@ -103,7 +105,7 @@ def run_packs_only(options: BenchOptions) -> dict:
     from triton_ocr.config.packs import DEFAULT_PACK
 
     options.out_dir.mkdir(parents=True, exist_ok=True)
-    images = [data for _, data in bench_images(options.shared_eval)]
+    images = [data for _, data in real_images(options.image_folders)]
     packs = (DEFAULT_PACK, FAST_PACK)
     rows = measure_packs(
         options.repository.path,
@@ -127,12 +129,93 @@ def run_packs_only(options: BenchOptions) -> dict:
     return result
 
 
+def measure_stages(
+    pack: str, repository: Path, floor_threads: int, images: Sequence[bytes], rounds: int
+) -> dict[str, dict[str, float]]:
+    """ms per image per stage (stages.py): the floor (row B's pipeline) and, where the pack's
+    RapidOCR is 3.x, row A' (RapidOCR on OpenVINO), each in a fresh process, rounds
+    interleaved."""
+    labels = {"B": "service (floor)"}
+    if "openvino" in reference_for(pack).engines:
+        labels["A'"] = "RapidOCR A'"
+    with contextlib.ExitStack() as stack:
+        workers = {
+            row: stack.enter_context(
+                FreshProcess(row + STAGES_SUFFIX, pack, repository, floor_threads, images)
+            )
+            for row in labels
+        }
+        timed = {row: Row(row, 1) for row in labels}
+        for _ in range(rounds):
+            for row, worker in workers.items():
+                worker.round(timed[row])
+    return {labels[r]: per_image_ms(workers[r].stages, timed[r].images) for r in labels}
+
+
+def stages_summary(columns: dict[str, dict[str, float]], served: Sequence[Row], cpu: str) -> dict:
+    """The stage table's figures, and each entry point's cost beyond the floor: its mean ms per
+    image at concurrency 1 (gRPC) minus the floor's total."""
+    floor = sum(columns["service (floor)"].values())
+    at_c1 = {
+        row.name.split()[0]: 1000 * statistics.mean(row.latencies)
+        for row in served
+        if row.concurrency == 1 and row.name.endswith("grpc") and row.latencies
+    }
+    return {
+        "cpu": cpu,
+        "ms_per_image": columns,
+        "served_c1_ms": at_c1,
+        "beyond_floor_ms": {model: ms - floor for model, ms in at_c1.items()},
+    }
+
+
+def run_stages_only(options: BenchOptions) -> dict:
+    """`bench --only stages`: the stage table, with the entry points at concurrency 1 served
+    beside it for their cost beyond the floor; writes stages.json."""
+    from triton_ocr.runtime.flags import ServerOptions, free_ports
+    from triton_ocr.runtime.server import running_server
+
+    repository = options.repository
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    images = [data for _, data in real_images(options.image_folders)]
+    served = [Row(f"{model} grpc", 1) for model in contract.ENTRY_POINTS]
+    http, grpc, metrics = free_ports(3)
+    opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack)
+    with running_server(opts, log_file=options.out_dir / "tritonserver.log"):
+        for row in served:
+            reader = served_reader(f"127.0.0.1:{grpc}", "grpc", row.name.split()[0])
+            reader(images[0])
+            for _ in range(options.rounds):
+                run_row(row, lambda r=reader: r, images)
+        columns = measure_stages(
+            repository.pack, repository.path, options.floor_threads, images, options.rounds
+        )
+    cpu = cpu_label(machine_cpu())
+    result = {
+        "command": " ".join(sys.argv),
+        "images": len(images),
+        "rounds": options.rounds,
+        "environment": environment(repository, options.floor_threads),
+        "stages": stages_summary(columns, served, cpu),
+    }
+    path = options.out_dir / "stages.json"
+    path.write_text(json.dumps(result, indent=2))
+    print("\n".join(stage_lines(result["stages"])))
+    print(f"\nwrote {path}")
+    return result
+
+
+def stage_lines(summary: dict) -> list[str]:
+    return stage_table(summary["ms_per_image"], summary["beyond_floor_ms"], summary["cpu"])
+
+
 def run_benchmark(options: BenchOptions) -> dict:
     """Serve the pack and measure every row on it; row A is the pack's RapidOCR release."""
     if options.only is not None:
-        if options.only not in SECTIONS:
+        only = {"packs": run_packs_only, "gateway": run_gateway_only, "stages": run_stages_only}
+        if options.only not in only:
             raise ValueError(f"--only must be one of {', '.join(SECTIONS)}, not {options.only!r}")
-        return run_packs_only(options) if options.only == "packs" else run_gateway_only(options)
+        return only[options.only](options)
     from triton_ocr.runtime.flags import ServerOptions, free_ports
     from triton_ocr.runtime.server import running_server
 
@@ -146,7 +229,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     if not on_openvino:
         print(f"no row A': {reference.label} runs on onnxruntime only", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
-    named_images = bench_images(options.shared_eval)
+    named_images = real_images(options.image_folders)
     images = [data for _, data in named_images]
     settings = repository.pipeline_settings()
 
@@ -248,6 +331,7 @@ def run_benchmark(options: BenchOptions) -> dict:
             options.rounds,
         )
         gateway = gateway_section(urls["grpc"], server.pid, rest, images, options.rounds, out_dir)
+        columns = measure_stages(pack, repository.path, floor_threads, images, options.rounds)
         stats = model_statistics(urls["http"])
         differences = compare_entry_points(urls["grpc"], named_images)
     alone_after = run_alone("after")
@@ -279,6 +363,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         "rows": summary,
         "headline": top,
         "page_orientation_cost": orientation_cost,
+        "stages": stages_summary(columns, served, cpu),
         "gateway_overhead": gateway,
         "row_a_alone": {
             "images_per_s": alone,  # the mean of the runs before and after
@@ -319,6 +404,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         f"it costs {cost['cost']:.1%} of throughput"
     )
     print("\n".join(gateway_lines(gateway)))
+    print("\n".join(stage_lines(result["stages"])))
     print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
     for diff in differences:
         print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")

@@ -13,11 +13,13 @@ pipe:
 It loads the engine, reads the images into memory, reads the first image once (model loading
 and warm-up stay out of the timed rounds) and prints `{"ready": load seconds}`. Then each line
 `round` on stdin reads every image once, one after the other, and prints
-`{"latencies": [...], "wall": seconds}`; end of input ends it.
+`{"latencies": [...], "wall": seconds}`; end of input ends it. A ROW ending in `+stages` (B or
+A') also times each stage (stages.py) and adds `"stages": {stage: seconds}` to each answer.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -35,20 +37,33 @@ if TYPE_CHECKING:  # the worker itself imports only its engine
 # A its defaults, A' OpenVINO, what a speed-minded RapidOCR user sets
 REFERENCE_ENGINES = {"A": "onnxruntime", "A'": "openvino"}
 ROWS = (*REFERENCE_ENGINES, "B")
+# the rows whose stages can be timed, and the suffix that asks for it
+STAGED_ROWS = ("A'", "B")
+STAGES_SUFFIX = "+stages"
 
 
-def engine(row: str, pack: str, repository: Path, floor_threads: int):
-    """The row's reader: bytes -> texts."""
+def engine(row: str, pack: str, repository: Path, floor_threads: int, watch=None):
+    """The row's reader: bytes -> texts; with a stages.Stopwatch `watch`, the floor's stage
+    functions and networks timed by it (RapidOCR's steps are wrapped once it has loaded)."""
     if row in REFERENCE_ENGINES:
         from triton_ocr.tools.reference import rapidocr_reader
 
         return rapidocr_reader(pack, REFERENCE_ENGINES[row])
     from triton_ocr.config.repository import Repository
 
-    from .readers import floor_reader
+    from .readers import floor_reader, unwrapped
 
     configs = Repository(repository, pack)
-    return floor_reader(configs, configs.pipeline_settings(), floor_threads)
+    wrap = unwrapped
+    if watch is not None:
+        from .stages import FLOOR_NETWORKS, time_pipeline
+
+        time_pipeline(watch)
+
+        def wrap(name, network):
+            return watch.timed(FLOOR_NETWORKS[name], network)
+
+    return floor_reader(configs, configs.pipeline_settings(), floor_threads, wrap)
 
 
 def timed_round(read, images: list[bytes]) -> dict:
@@ -63,20 +78,37 @@ def timed_round(read, images: list[bytes]) -> dict:
 
 def main(argv: list[str]) -> int:
     row, pack, repository, floor_threads, *paths = argv
-    if row not in ROWS:
-        raise SystemExit(f"row must be one of {ROWS}, not {row!r}")
+    staged = row.endswith(STAGES_SUFFIX)
+    row = row.removesuffix(STAGES_SUFFIX)
+    if row not in ROWS or (staged and row not in STAGED_ROWS):
+        raise SystemExit(f"row must be one of {ROWS} (or {STAGED_ROWS} + {STAGES_SUFFIX})")
     # the answers get their own copy of stdout; whatever an engine prints goes to stderr
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     started = time.perf_counter()
-    read = engine(row, pack, Path(repository), int(floor_threads))
+    watch = None
+    if staged:
+        from .stages import Stopwatch
+
+        watch = Stopwatch()
+    read = engine(row, pack, Path(repository), int(floor_threads), watch)
     images = [Path(p).read_bytes() for p in paths]
     read(images[0])
+    if watch is not None:
+        if row in REFERENCE_ENGINES:
+            from .stages import time_rapidocr
+
+            time_rapidocr(read.engine, watch)
+        read = functools.partial(watch.read, read)
+        watch.take()
     answers.write(json.dumps({"ready": time.perf_counter() - started}) + "\n")
     answers.flush()
     for line in sys.stdin:
         if line.strip() == "round":
-            answers.write(json.dumps(timed_round(read, images)) + "\n")
+            answer = timed_round(read, images)
+            if watch is not None:
+                answer["stages"] = watch.take()
+            answers.write(json.dumps(answer) + "\n")
             answers.flush()
     return 0
 
@@ -91,6 +123,7 @@ class FreshProcess:
         self, row: str, pack: str, repository: Path, floor_threads: int, images: Sequence[bytes]
     ) -> None:
         self.row = row
+        self.stages: dict[str, float] = {}  # seconds per stage over the rounds (+stages rows)
         self._folder = tempfile.TemporaryDirectory(prefix="triton-ocr-bench-")
         paths = []
         for index, data in enumerate(images):
@@ -124,6 +157,8 @@ class FreshProcess:
         row.latencies.extend(result["latencies"])
         row.wall += result["wall"]
         row.images += len(result["latencies"])
+        for stage, seconds in result.get("stages", {}).items():
+            self.stages[stage] = self.stages.get(stage, 0.0) + seconds
 
     def __enter__(self) -> FreshProcess:
         return self

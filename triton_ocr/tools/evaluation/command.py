@@ -18,11 +18,6 @@ from .readers import service_reader
 from .runner import print_report, read_all, report, write_report
 from .visualize import save_all
 
-# The splits `triton-ocr eval` reads when given none (paths from the checkout's root): settings
-# are chosen on the dev split, the report split is held out and the docs report it.
-DEV_SPLIT = Path("../shared/eval")
-REPORT_SPLIT = Path("tests/data/report")
-
 
 @dataclass(frozen=True)
 class EvalOptions:
