@@ -124,6 +124,15 @@ def test_the_gpu_variant_serves_the_same_model_on_tensorrt(model, pack):
 
 
 @pytest.mark.parametrize("pack", GPU_VARIANTS)
+def test_the_page_classifiers_profile_takes_one_look_and_four(pack):
+    # the first look goes alone, the three turned ones together, or all four (pipeline.turn_page)
+    gpu = variant_config(contract.PAGE_ORIENTATION, GPU_VARIANTS[pack])
+    (tensorrt,) = gpu.optimization.execution_accelerators.gpu_execution_accelerator
+    assert tensorrt.parameters["trt_profile_min_shapes"] == "x:1x3x224x224"
+    assert tensorrt.parameters["trt_profile_max_shapes"] == "x:4x3x224x224"
+
+
+@pytest.mark.parametrize("pack", GPU_VARIANTS)
 @pytest.mark.parametrize("model", sorted(set(MODELS) - set(contract.NETWORKS)))
 def test_the_gpu_variant_keeps_the_packs_python_steps(model, pack):
     # one --model-config-name names every model's file: a step without its variant would fall

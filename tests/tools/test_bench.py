@@ -338,3 +338,15 @@ def test_packs_are_compared_at_the_same_concurrency_and_at_their_best():
     assert ratios[("tiny", 1)] == pytest.approx(2.5) and ratios[("tiny", 4)] == pytest.approx(2.0)
     assert summary["best_over_baseline"]["tiny"] == pytest.approx(2.0)  # 4 img/s over 2
     assert "some CPU" in packs_lines(summary)[0]
+
+
+def test_memory_is_the_servers_pss_and_each_stubs():
+    import os
+
+    from triton_ocr.tools.bench.report import memory_line, memory_record
+
+    memory = memory_record(os.getpid())  # no stubs under a test process: itself alone
+    assert list(memory["pss_mib"]) == ["tritonserver"]
+    assert memory["total_pss_mib"] == memory["pss_mib"]["tritonserver"] > 0
+    line = memory_line({"total_pss_mib": 30.0, "pss_mib": {"tritonserver": 10.0, "ocr_0_0": 20.0}})
+    assert "30 MiB PSS, tritonserver and 1 stubs (tritonserver 10, ocr_0_0 20)" in line

@@ -96,6 +96,26 @@ def model_statistics(url: str) -> dict[str, dict[str, float]]:
     return table
 
 
+def memory_record(server_pid: int) -> dict:
+    """Proportional set size of tritonserver and each of its stubs (by model instance), MiB."""
+    from triton_ocr.runtime.processes import pss_bytes, stubs
+
+    per = {"tritonserver": pss_bytes(server_pid)}
+    per.update({stub.instance: pss_bytes(stub.pid) for stub in stubs(server_pid)})
+    return {
+        "total_pss_mib": sum(per.values()) / 2**20,
+        "pss_mib": {name: size / 2**20 for name, size in per.items()},
+    }
+
+
+def memory_line(memory: dict) -> str:
+    parts = ", ".join(f"{name} {mib:.0f}" for name, mib in memory["pss_mib"].items())
+    return (
+        f"\nmemory after the served rows (both entry points loaded): {memory['total_pss_mib']:.0f}"
+        f" MiB PSS, tritonserver and {len(memory['pss_mib']) - 1} stubs ({parts})"
+    )
+
+
 def environment(repository: Repository, floor_threads: int) -> dict:
     import onnxruntime
     import openvino

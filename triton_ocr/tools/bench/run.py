@@ -36,6 +36,8 @@ from .report import (
     headline_line,
     key,
     machine_cpu,
+    memory_line,
+    memory_record,
     model_statistics,
     print_table,
     summarize,
@@ -320,6 +322,7 @@ def run_benchmark(options: BenchOptions) -> dict:
                     f"{others()[key(row)]:.0%} so far)",
                     file=sys.stderr,
                 )
+        memory = memory_record(server.pid)
         # what page orientation costs: `ocr` with it on (the default) and off, image by image
         off = {contract.PAGE_ORIENTATION_PARAMETER: "off"}
         paired = paired_seconds(
@@ -365,6 +368,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         "page_orientation_cost": orientation_cost,
         "stages": stages_summary(columns, served, cpu),
         "gateway_overhead": gateway,
+        "memory": memory,
         "row_a_alone": {
             "images_per_s": alone,  # the mean of the runs before and after
             "before_images_per_s": alone_before.throughput,
@@ -405,6 +409,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     )
     print("\n".join(gateway_lines(gateway)))
     print("\n".join(stage_lines(result["stages"])))
+    print(memory_line(memory))
     print(f"\nocr and ensemble_model differ on {len(differences)} of {len(images)} images")
     for diff in differences:
         print(f"  {diff['image']}: ocr {diff['ocr']} / ensemble {diff['ensemble_model']}")
