@@ -180,6 +180,12 @@ def serve(
         help="The entry points to load, comma-separated (`ocr` alone: the REST gateway's and "
         "the lightest; each loads only the models it calls).",
     ),
+    cores: int = typer.Option(
+        None,
+        min=1,
+        help="Lay the models' instances and threads out for this many cores (default: those "
+        "this process may use, held to its cgroup's CPU quota).",
+    ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM, and
     beside it the REST gateway (`triton-ocr gateway`: POST /v1/ocr) unless --rest-port 0.
@@ -206,6 +212,7 @@ def serve(
         system_triton=container,
         gpu=gpu,
         entry_points=served,
+        cores=cores,
     )
     gateway = None
     if rest_port:

@@ -25,7 +25,7 @@ def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_f
     ports += ["--rest-port", str(rest)]
     with open(output, "w") as sink:
         process = subprocess.Popen(
-            [CLI, "serve", "--repository", str(repository), *ports],
+            [CLI, "serve", "--repository", str(repository), "--cores", "3", *ports],
             cwd=cwd,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -39,6 +39,8 @@ def test_serve_becomes_ready_and_stops_cleanly_on_sigterm(repository, tmp_path_f
         with urllib.request.urlopen(f"http://127.0.0.1:{http}/v2/health/ready") as response:
             assert response.status == 200
         assert f"REST gateway: http://127.0.0.1:{rest}" in output.read_text()
+        # the layout it serves, said at start: 3 cores, 3 recognizer instances of one thread
+        assert "layout for 3 cores: text_detection 1x3, text_recognition 3x1" in output.read_text()
         while True:  # the gateway beside it answers, and reads through Triton
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{rest}/readyz") as response:

@@ -1,9 +1,11 @@
-"""`serve --entry-points ocr` on a server of its own: only the models `ocr` calls are loaded,
-and the client still reads the server's limits and pages through it."""
+"""`serve --entry-points ocr --cores 1` on a server of its own: only the models `ocr` calls are
+loaded, each laid out for one core, and the client still reads the server's limits and pages
+through it."""
 
 from __future__ import annotations
 
 import pytest
+import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
@@ -15,14 +17,24 @@ from triton_ocr.tools.evaluation.metrics import normalize
 from triton_ocr.tools.samples import render
 
 
-def test_ocr_alone_loads_only_what_it_calls_and_reads(repository, tmp_path):
+def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tmp_path):
     http, grpc, metrics = free_ports(3)
-    opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, entry_points=("ocr",))
+    opts = ServerOptions(
+        repository, "127.0.0.1", http, grpc, metrics, entry_points=("ocr",), cores=1
+    )
     sample = render()
     with running_server(opts, log_file=tmp_path / "server.log") as process:
-        models = {stub.instance.rsplit("_", 2)[0] for stub in stubs(process.pid)}
-        assert models == set(contract.ENTRY_POINT_MODELS[contract.OCR_MODEL])
-        assert contract.GROUPED_RECOGNITION not in models  # an ensemble step, not loaded
+        instances = [stub.model for stub in stubs(process.pid)]
+        assert set(instances) == set(contract.ENTRY_POINT_MODELS[contract.OCR_MODEL])
+        assert contract.GROUPED_RECOGNITION not in instances  # an ensemble step, not loaded
+        # the committed configs hold two instances of these (the 2-core layout); one core: one
+        assert (
+            instances.count(contract.TEXT_RECOGNITION) == instances.count(contract.OCR_MODEL) == 1
+        )
+        served = httpclient.InferenceServerClient(f"127.0.0.1:{http}")
+        detector = served.get_model_config(contract.TEXT_DETECTION)["parameters"]
+        assert detector["intra_op_thread_count"]["string_value"] == "1"  # 2 in the file
+        served.close()
         with OcrClient(f"127.0.0.1:{grpc}", "grpc", model=contract.OCR_MODEL) as client:
             assert client.limits().max_image_bytes > 0  # detection_preprocessing's config
             page = client.read_document(sample.png).pages[0]

@@ -53,6 +53,8 @@ class ServerOptions:
     gpu: bool = False  # the pack's GPU variant (packs.GPU_VARIANTS)
     # the entry points to load (`serve --entry-points`), each with the models it calls
     entry_points: tuple[str, ...] = ENTRY_POINTS
+    # the cores to lay threads and instances out for (layout.py); None: those this process finds
+    cores: int | None = None
 
 
 def free_ports(count: int) -> list[int]:

@@ -31,6 +31,7 @@ from triton_ocr.runtime.flags import (
     container_command,
     server_command,
 )
+from triton_ocr.runtime.layout import available_cores, describe, laid_out_repository, placements
 from triton_ocr.runtime.processes import clean_up_after
 from triton_ocr.runtime.supervisor import (
     StubSupervisor,
@@ -99,10 +100,14 @@ def running_server(
         tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
         contextlib.ExitStack() as stack,
     ):
+        # Triton serves the repository's configs laid out for this machine's cores (layout.py)
+        laid_out = Path(tmp) / "repository"
+        laid_out_repository(opts.repository, laid_out, opts.cores or available_cores())
+        opts = dataclasses.replace(opts, repository=laid_out)
         if opts.system_triton:
             command = container_command(opts)
             env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-            marker = str(opts.repository.resolve())  # one server per container
+            marker = str(laid_out)  # this server's own
         else:
             dist = find_distribution()
             backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
@@ -160,6 +165,8 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     host = opts.host
     try:
+        cores = opts.cores or available_cores()
+        say(describe(cores, placements(cores)))
         while True:
             started = time.monotonic()
             with running_server(opts) as process:

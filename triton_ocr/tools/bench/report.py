@@ -12,6 +12,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
+from triton_ocr.runtime.layout import apply, available_cores, describe, placements
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
@@ -121,6 +122,8 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     import openvino
 
     pack = repository.pack
+    cores = available_cores()
+    laid_out = placements(cores)  # what the bench's servers apply to the files (runtime/layout.py)
     threads = {}
     models = (
         contract.TEXT_DETECTION,
@@ -131,6 +134,8 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     )
     for model in models:
         config = repository.config(model)
+        if model in laid_out:
+            apply(config, laid_out[model])
         threads[model] = {
             "backend": config.backend,
             "cpu_accelerators": [
@@ -159,6 +164,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         "openvino inference_num_threads=-1 (OpenVINO's own, all cores)",
         "floor_threads": floor_threads,
         "server_models": threads,
+        "layout": describe(cores, laid_out),
     }
 
 

@@ -1,0 +1,87 @@
+"""Threads and instances laid out for the cores (pure: no server is started)."""
+
+from pathlib import Path
+
+import pytest
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
+
+from triton_ocr import contract
+from triton_ocr.runtime import layout
+from triton_ocr.runtime.backends.engines import THREADS_KEY
+
+REPOSITORY = Path(__file__).parents[2] / "repository"
+
+
+def config(path: Path) -> model_config_pb2.ModelConfig:
+    return text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128])
+def test_no_network_is_given_more_threads_than_cores(cores):
+    laid_out = layout.placements(cores)
+    assert set(laid_out) == set(contract.MODELS) - {contract.ENSEMBLE_MODEL}
+    for model, placement in laid_out.items():
+        assert 1 <= placement.instances <= layout.MAX_INSTANCES, model
+        if placement.threads is not None:
+            assert placement.instances * placement.threads <= cores, model
+
+
+def test_more_cores_never_get_fewer_instances_or_threads():
+    for fewer, more in zip(range(1, 64), range(2, 65), strict=True):
+        for model, placement in layout.placements(fewer).items():
+            larger = layout.placements(more)[model]
+            assert larger.instances * (larger.threads or 1) >= placement.instances, model
+
+
+def test_the_committed_configs_are_the_two_core_layout():
+    """The files serve as they are (a plain tritonserver on them) on the machine they were
+    measured on; `serve` lays them out for others."""
+    for model, placement in layout.placements(2).items():
+        served = config(REPOSITORY / model / "config.pbtxt")
+        assert [g.count for g in served.instance_group] == [placement.instances], model
+        if placement.threads is not None:
+            threads = served.parameters[THREADS_KEY[served.backend]].string_value
+            assert threads == str(placement.threads), model
+
+
+def test_laid_out_repository_sets_cpu_groups_and_keeps_gpu_variants(tmp_path):
+    target = tmp_path / "laid-out"
+    laid_out = layout.laid_out_repository(REPOSITORY, target, 16)
+    recognizer = target / contract.TEXT_RECOGNITION
+    assert (recognizer / "1").is_symlink()
+    assert (recognizer / "1").resolve() == (REPOSITORY / contract.TEXT_RECOGNITION / "1").resolve()
+    expected = laid_out[contract.TEXT_RECOGNITION]
+    for variant in ("config.pbtxt", "configs/ppocr-v6-tiny.pbtxt", "configs/east-str.pbtxt"):
+        served = config(recognizer / variant)
+        assert [g.count for g in served.instance_group] == [expected.instances], variant
+        assert served.parameters["intra_op_thread_count"].string_value == str(expected.threads)
+    gpu = recognizer / "configs" / "gpu.pbtxt"
+    assert config(gpu) == config(REPOSITORY / contract.TEXT_RECOGNITION / "configs" / "gpu.pbtxt")
+    ensemble = contract.ENSEMBLE_MODEL
+    assert (target / ensemble / "config.pbtxt").read_text() == (
+        REPOSITORY / ensemble / "config.pbtxt"
+    ).read_text()
+    ocr = config(target / contract.OCR_MODEL / "config.pbtxt")
+    assert ocr.instance_group[0].count == laid_out[contract.OCR_MODEL].instances == 8
+    # everything but the counts and threads is the file's
+    original = config(REPOSITORY / contract.OCR_MODEL / "config.pbtxt")
+    original.instance_group[0].count = 8
+    assert ocr == original
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "expected"), [("150000 100000", 2), ("50000 100000", 1), ("max 100000", None)]
+)
+def test_a_cgroup_quota_holds_the_cores(tmp_path, monkeypatch, cpu_max, expected):
+    (tmp_path / "cpu.max").write_text(cpu_max + "\n")
+    monkeypatch.setattr(layout, "CGROUP_V2_MAX", tmp_path / "cpu.max")
+    monkeypatch.setattr(layout.os, "sched_getaffinity", lambda _: set(range(8)))
+    assert layout.cgroup_cores() == (None if expected is None else int(cpu_max.split()[0]) / 1e5)
+    assert layout.available_cores() == (expected or 8)
+
+
+def test_describe_names_each_model_once():
+    line = layout.describe(16, layout.placements(16))
+    assert line.startswith("layout for 16 cores: text_detection 4x4, text_recognition 8x2")
+    assert line.count(" ocr ") == 1

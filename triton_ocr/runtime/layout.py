@@ -1,0 +1,149 @@
+"""Threads and instances laid out for the cores the server finds at start.
+
+The committed configs hold the layout measured on a 2-core machine. At start, `serve` copies
+the repository's configs into a private folder (the networks' version folders linked, not
+copied), with each model's CPU instance count and each network's thread count set for the
+cores this process may use (its CPU affinity, held to a cgroup CPU quota), and points Triton
+there; the same flags then serve the wheel's binary and the NGC container's. A network's
+instances times its threads never exceed the cores, so no runtime oversubscribes them: on 2
+cores the layout is the committed one; on 16, the detector runs 4 instances of 4 threads and
+the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
+
+from triton_ocr import contract
+from triton_ocr.runtime.backends.engines import THREADS_KEY
+
+CGROUP_V2_MAX = Path("/sys/fs/cgroup/cpu.max")
+CGROUP_V1_QUOTA = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+CGROUP_V1_PERIOD = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+# More instances than this of one model add memory (a process each) without more speed: the
+# networks' own threads take the rest of a large machine.
+MAX_INSTANCES = 8
+# The ensemble's Python steps and the classifiers are light: one instance per this many cores.
+CORES_PER_LIGHT_INSTANCE = 4
+CORES_PER_CLASSIFIER = 8
+
+
+@dataclass(frozen=True)
+class Placement:
+    instances: int  # of each CPU instance group
+    threads: int | None = None  # per instance, a network's; None for a Python model
+
+    def __str__(self) -> str:
+        return f"{self.instances}x{self.threads}" if self.threads else str(self.instances)
+
+
+def cgroup_cores() -> float | None:
+    """The CPU quota of this process's cgroup, in cores (None: unlimited or unknown)."""
+    try:
+        if CGROUP_V2_MAX.is_file():
+            quota, period = CGROUP_V2_MAX.read_text().split()[:2]
+            return None if quota == "max" else int(quota) / int(period)
+        if CGROUP_V1_QUOTA.is_file():
+            quota_us = int(CGROUP_V1_QUOTA.read_text())
+            return None if quota_us < 0 else quota_us / int(CGROUP_V1_PERIOD.read_text())
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity, held to its cgroup's quota (a
+    container limited to 2 CPUs on a 64-core host gets a layout for 2)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = cgroup_cores()
+    if quota is not None:
+        cores = min(cores or 1, math.ceil(quota))
+    return max(1, cores or 1)
+
+
+def placements(cores: int) -> dict[str, Placement]:
+    """Each model's instances (and a network's threads per instance) on `cores` cores."""
+    if cores < 1:
+        raise ValueError(f"cores must be >= 1, not {cores}")
+
+    def instances(share: int) -> int:
+        return min(MAX_INSTANCES, max(1, cores // share))
+
+    light = instances(CORES_PER_LIGHT_INSTANCE)
+    classifier = Placement(instances(CORES_PER_CLASSIFIER), 1)
+    # The detector reads one page per run and its layers spread well over threads; the
+    # recognizer's runs are small (a group of crops), so more instances of one or two threads
+    # keep the cores busy where more threads per run would wait on each other.
+    detection_threads = min(cores, 4)
+    recognition_threads = 1 if cores < 8 else 2
+    return {
+        contract.TEXT_DETECTION: Placement(instances(detection_threads), detection_threads),
+        contract.TEXT_RECOGNITION: Placement(instances(recognition_threads), recognition_threads),
+        contract.TEXT_ORIENTATION: classifier,
+        contract.PAGE_ORIENTATION: classifier,
+        # `ocr` drives whole requests (decode, boxes, CTC in Python), one per core
+        contract.OCR_MODEL: Placement(instances(1)),
+        contract.DETECTION_PREPROCESSING: Placement(light),
+        contract.DETECTION_POSTPROCESSING: Placement(light),
+        contract.GROUPED_RECOGNITION: Placement(light),
+        contract.RECOGNITION_POSTPROCESSING: Placement(light),
+    }
+
+
+def describe(cores: int, laid_out: dict[str, Placement]) -> str:
+    """One line for the start-up log: instances, or instances x threads for a network."""
+    parts = ", ".join(f"{model} {placement}" for model, placement in laid_out.items())
+    return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}"
+
+
+def apply(config: model_config_pb2.ModelConfig, placement: Placement) -> None:
+    """Set `placement` on a config: the counts of its CPU instance groups (KIND_AUTO runs on the
+    CPU where no GPU is) and a network's threads; a GPU variant's networks keep theirs."""
+    cpu = [
+        g for g in config.instance_group if g.kind != model_config_pb2.ModelInstanceGroup.KIND_GPU
+    ]
+    if not cpu:
+        return
+    for group in cpu:
+        group.count = placement.instances
+    if placement.threads is not None and config.backend in THREADS_KEY:
+        config.parameters[THREADS_KEY[config.backend]].string_value = str(placement.threads)
+
+
+def laid_out_repository(source: Path, target: Path, cores: int) -> dict[str, Placement]:
+    """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
+    with the layout for `cores` applied, linking everything else (version folders, model files);
+    return the layout. Triton serves `target` as it would `source`."""
+    laid_out = placements(cores)
+    target.mkdir(parents=True, exist_ok=True)
+    for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
+        if not (model_dir / "config.pbtxt").is_file():
+            continue
+        placement = laid_out.get(model_dir.name)
+        into = target / model_dir.name
+        into.mkdir()
+        for entry in model_dir.iterdir():
+            if entry.name == "configs" and entry.is_dir():
+                (into / "configs").mkdir()
+                for variant in entry.glob("*.pbtxt"):
+                    _write_config(variant, into / "configs" / variant.name, placement)
+            elif entry.name == "config.pbtxt":
+                _write_config(entry, into / entry.name, placement)
+            else:
+                (into / entry.name).symlink_to(entry)
+    return laid_out
+
+
+def _write_config(source: Path, target: Path, placement: Placement | None) -> None:
+    if placement is None:  # ensemble_model: no instances of its own
+        target.write_text(source.read_text())
+        return
+    config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
+    apply(config, placement)
+    target.write_text(text_format.MessageToString(config))
