@@ -182,9 +182,9 @@ def serve(
     ),
     cores: int = typer.Option(
         None,
-        min=1,
+        min=0,
         help="Lay the models' instances and threads out for this many cores (default: those "
-        "this process may use, held to its cgroup's CPU quota).",
+        "this process may use, held to its cgroup's CPU quota; 0: as the config files say).",
     ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM, and

@@ -58,7 +58,8 @@ def small_queue(repository, tmp_path_factory) -> Endpoints:
     ensemble.parameters["max_in_flight"].string_value = "1"
     copy.write_config(contract.ENSEMBLE_MODEL, ensemble)
     http, grpc, metrics = free_ports(3)
-    opts = ServerOptions(copy.path, "127.0.0.1", http, grpc, metrics)
+    # cores=0: the counts set above, not the layout for this machine's cores
+    opts = ServerOptions(copy.path, "127.0.0.1", http, grpc, metrics, cores=0)
     log = folder / "server.log"
     with running_server(opts, log_file=log):
         yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)

@@ -85,3 +85,11 @@ def test_describe_names_each_model_once():
     line = layout.describe(16, layout.placements(16))
     assert line.startswith("layout for 16 cores: text_detection 4x4, text_recognition 8x2")
     assert line.count(" ocr ") == 1
+
+
+def test_zero_cores_serves_the_files_as_they_are_and_none_finds_them():
+    assert layout.cores_to_lay_out(0) == 0  # running_server then serves the repository itself
+    assert layout.cores_to_lay_out(None) == layout.available_cores() >= 1
+    assert layout.cores_to_lay_out(5) == 5
+    with pytest.raises(ValueError, match="cores must be >= 0"):
+        layout.cores_to_lay_out(-1)

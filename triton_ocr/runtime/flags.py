@@ -53,7 +53,8 @@ class ServerOptions:
     gpu: bool = False  # the pack's GPU variant (packs.GPU_VARIANTS)
     # the entry points to load (`serve --entry-points`), each with the models it calls
     entry_points: tuple[str, ...] = ENTRY_POINTS
-    # the cores to lay threads and instances out for (layout.py); None: those this process finds
+    # the cores to lay threads and instances out for (layout.py); None: those this process finds;
+    # 0: the config files' own
     cores: int | None = None
 
 

@@ -67,6 +67,14 @@ def available_cores() -> int:
     return max(1, cores or 1)
 
 
+def cores_to_lay_out(requested: int | None) -> int:
+    """`serve --cores`: None lays out for the cores found, 0 serves the files' own counts and
+    threads (a repository tuned by hand), N lays out for N."""
+    if requested is not None and requested < 0:
+        raise ValueError(f"cores must be >= 0, not {requested}")
+    return available_cores() if requested is None else requested
+
+
 def placements(cores: int) -> dict[str, Placement]:
     """Each model's instances (and a network's threads per instance) on `cores` cores."""
     if cores < 1:

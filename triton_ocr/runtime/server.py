@@ -31,7 +31,7 @@ from triton_ocr.runtime.flags import (
     container_command,
     server_command,
 )
-from triton_ocr.runtime.layout import available_cores, describe, laid_out_repository, placements
+from triton_ocr.runtime.layout import cores_to_lay_out, describe, laid_out_repository, placements
 from triton_ocr.runtime.processes import clean_up_after
 from triton_ocr.runtime.supervisor import (
     StubSupervisor,
@@ -100,14 +100,15 @@ def running_server(
         tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
         contextlib.ExitStack() as stack,
     ):
-        # Triton serves the repository's configs laid out for this machine's cores (layout.py)
-        laid_out = Path(tmp) / "repository"
-        laid_out_repository(opts.repository, laid_out, opts.cores or available_cores())
-        opts = dataclasses.replace(opts, repository=laid_out)
+        cores = cores_to_lay_out(opts.cores)
+        if cores:  # Triton serves the configs laid out for the cores (layout.py)
+            laid_out = Path(tmp) / "repository"
+            laid_out_repository(opts.repository, laid_out, cores)
+            opts = dataclasses.replace(opts, repository=laid_out)
         if opts.system_triton:
             command = container_command(opts)
             env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-            marker = str(laid_out)  # this server's own
+            marker = str(opts.repository.resolve())  # this server's own, or the container's one
         else:
             dist = find_distribution()
             backend_dir = build_backend_dir(dist, Path(tmp) / "backends")
@@ -165,8 +166,8 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     host = opts.host
     try:
-        cores = opts.cores or available_cores()
-        say(describe(cores, placements(cores)))
+        cores = cores_to_lay_out(opts.cores)
+        say(describe(cores, placements(cores)) if cores else "layout: the config files' own")
         while True:
             started = time.monotonic()
             with running_server(opts) as process:
