@@ -4,13 +4,16 @@ through it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.flags import ServerOptions, free_ports
+from triton_ocr.runtime.flags import MALLOC_ENVIRONMENT, ServerOptions, free_ports
+from triton_ocr.runtime.layout import openvino_pays
 from triton_ocr.runtime.processes import stubs
 from triton_ocr.runtime.server import running_server
 from triton_ocr.tools.evaluation.metrics import normalize
@@ -32,9 +35,16 @@ def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tm
             instances.count(contract.TEXT_RECOGNITION) == instances.count(contract.OCR_MODEL) == 1
         )
         served = httpclient.InferenceServerClient(f"127.0.0.1:{http}")
-        detector = served.get_model_config(contract.TEXT_DETECTION)["parameters"]
-        assert detector["intra_op_thread_count"]["string_value"] == "1"  # 2 in the file
+        detector = served.get_model_config(contract.TEXT_DETECTION)
+        threads = detector["parameters"]["intra_op_thread_count"]["string_value"]
+        assert threads == "1"  # 2 in the file
+        accelerators = detector.get("optimization", {}).get("execution_accelerators", {})
+        named = [a["name"] for a in accelerators.get("cpu_execution_accelerator", [])]
+        assert ("openvino" in named) is openvino_pays()  # the runtime fitted to this CPU
         served.close()
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
+        for key, value in MALLOC_ENVIRONMENT.items():  # the stubs inherit it
+            assert f"{key}={value}".encode() in environ
         with OcrClient(f"127.0.0.1:{grpc}", "grpc", model=contract.OCR_MODEL) as client:
             assert client.limits().max_image_bytes > 0  # detection_preprocessing's config
             page = client.read_document(sample.png).pages[0]

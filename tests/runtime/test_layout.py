@@ -47,7 +47,7 @@ def test_the_committed_configs_are_the_two_core_layout():
 
 def test_laid_out_repository_sets_cpu_groups_and_keeps_gpu_variants(tmp_path):
     target = tmp_path / "laid-out"
-    laid_out = layout.laid_out_repository(REPOSITORY, target, 16)
+    laid_out = layout.laid_out_repository(REPOSITORY, target, 16, openvino=True)
     recognizer = target / contract.TEXT_RECOGNITION
     assert (recognizer / "1").is_symlink()
     assert (recognizer / "1").resolve() == (REPOSITORY / contract.TEXT_RECOGNITION / "1").resolve()
@@ -81,10 +81,49 @@ def test_a_cgroup_quota_holds_the_cores(tmp_path, monkeypatch, cpu_max, expected
     assert layout.available_cores() == (expected or 8)
 
 
-def test_describe_names_each_model_once():
-    line = layout.describe(16, layout.placements(16))
+def test_describe_names_each_model_once_and_the_runtime():
+    line = layout.describe(16, openvino=True)
     assert line.startswith("layout for 16 cores: text_detection 4x4, text_recognition 8x2")
     assert line.count(" ocr ") == 1
+    assert line.endswith("networks on the runtimes their configs name")
+    assert "ONNX Runtime's CPU provider" in layout.describe(2, openvino=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [("fpu avx2 avx512f avx512bw amx_bf16", True), ("fpu avx2 fma", False), ("", False)],
+)
+def test_openvino_is_kept_only_on_a_cpu_with_avx512(tmp_path, monkeypatch, flags, expected):
+    (tmp_path / "cpuinfo").write_text(f"processor\t: 0\nflags\t\t: {flags}\n\n")
+    monkeypatch.setattr(layout, "CPUINFO", tmp_path / "cpuinfo")
+    layout.cpu_flags.cache_clear()
+    try:
+        assert layout.openvino_pays() is expected
+    finally:
+        layout.cpu_flags.cache_clear()
+
+
+def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_path):
+    named = [
+        model
+        for model in contract.NETWORKS
+        if "openvino" in (REPOSITORY / model / "config.pbtxt").read_text()
+    ]
+    assert named  # the default pack's detector and recognizer name it
+    target = tmp_path / "laid-out"
+    layout.laid_out_repository(REPOSITORY, target, 2, openvino=False)
+    for model in named:
+        served = config(target / model / "config.pbtxt")
+        assert not served.optimization.execution_accelerators.cpu_execution_accelerator, model
+        original = config(REPOSITORY / model / "config.pbtxt")
+        original.ClearField("optimization")
+        served.ClearField("optimization")
+        assert served == original, model  # 2 cores: the files' own counts and threads
+    layout.laid_out_repository(REPOSITORY, tmp_path / "kept", 2, openvino=True)
+    for model in named:
+        assert config(tmp_path / "kept" / model / "config.pbtxt") == config(
+            REPOSITORY / model / "config.pbtxt"
+        ), model
 
 
 def test_zero_cores_serves_the_files_as_they_are_and_none_finds_them():

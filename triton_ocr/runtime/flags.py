@@ -21,6 +21,11 @@ from triton_ocr.runtime.errors import ServerError
 # grow in large steps instead of the backend's 1 MiB default.
 SHM_DEFAULT_BYTES = 16 * 1024 * 1024
 SHM_GROWTH_BYTES = 16 * 1024 * 1024
+# glibc's malloc in tritonserver and its stubs: two arenas, not eight per core (Triton's and the
+# runtimes' many threads each kept freed memory in their own), and blocks of 1 MiB or more
+# (images, tensors) mapped and handed back to the system when freed rather than kept on the
+# heap; the operator's own MALLOC_* settings win (docs/benchmarks.md, "Where the memory goes").
+MALLOC_ENVIRONMENT = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": str(1024 * 1024)}
 # Triton's APIs that change the server or reach into its memory (model load/unload and the
 # repository index, shared-memory registration, tracing, logging settings): only callers that
 # present the operator's key, from this environment variable, in this header. Inference, health,

@@ -7,11 +7,14 @@ cores this process may use (its CPU affinity, held to a cgroup CPU quota), and p
 there; the same flags then serve the wheel's binary and the NGC container's. A network's
 instances times its threads never exceed the cores, so no runtime oversubscribes them: on 2
 cores the layout is the committed one; on 16, the detector runs 4 instances of 4 threads and
-the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores").
+the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). The networks
+whose configs name the `openvino` CPU accelerator keep it only on a CPU with AVX-512; on an
+AVX2-only CPU they run on ONNX Runtime's CPU provider, which is ahead there (same section).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from tritonclient.grpc import model_config_pb2
 from triton_ocr import contract
 from triton_ocr.runtime.backends.engines import THREADS_KEY
 
+CPUINFO = Path("/proc/cpuinfo")
 CGROUP_V2_MAX = Path("/sys/fs/cgroup/cpu.max")
 CGROUP_V1_QUOTA = Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
 CGROUP_V1_PERIOD = Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us")
@@ -75,6 +79,28 @@ def cores_to_lay_out(requested: int | None) -> int:
     return available_cores() if requested is None else requested
 
 
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """This CPU's instruction-set flags (/proc/cpuinfo's first processor; none elsewhere)."""
+    try:
+        text = CPUINFO.read_text()
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            return frozenset(value.split())
+    return frozenset()
+
+
+def openvino_pays(flags: frozenset[str] | None = None) -> bool:
+    """Whether networks keep the `openvino` CPU accelerator their configs name (`flags`: this
+    CPU's when None). OpenVINO's CPU plugin was measured ahead on AVX-512 CPUs (where its BF16
+    and AMX paths are too); on an AVX2-only CPU ONNX Runtime's CPU provider is ahead for every
+    network, most of all on a shape OpenVINO has not compiled yet, which real traffic brings."""
+    return "avx512f" in (cpu_flags() if flags is None else flags)
+
+
 def placements(cores: int) -> dict[str, Placement]:
     """Each model's instances (and a network's threads per instance) on `cores` cores."""
     if cores < 1:
@@ -104,15 +130,33 @@ def placements(cores: int) -> dict[str, Placement]:
     }
 
 
-def describe(cores: int, laid_out: dict[str, Placement]) -> str:
-    """One line for the start-up log: instances, or instances x threads for a network."""
-    parts = ", ".join(f"{model} {placement}" for model, placement in laid_out.items())
-    return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}"
+def describe(cores: int, openvino: bool) -> str:
+    """One line for the start-up log: instances, or instances x threads for a network, and
+    the networks' CPU runtime."""
+    parts = ", ".join(f"{model} {placement}" for model, placement in placements(cores).items())
+    runtime = (
+        "networks on the runtimes their configs name"
+        if openvino
+        else "networks on ONNX Runtime's CPU provider (no AVX-512: OpenVINO is behind here)"
+    )
+    return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}"
 
 
-def apply(config: model_config_pb2.ModelConfig, placement: Placement) -> None:
+def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
+    """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
+    its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container."""
+    if openvino:
+        return
+    listed = config.optimization.execution_accelerators.cpu_execution_accelerator
+    kept = [a for a in listed if a.name != "openvino"]
+    del listed[:]
+    listed.extend(kept)
+
+
+def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: bool) -> None:
     """Set `placement` on a config: the counts of its CPU instance groups (KIND_AUTO runs on the
-    CPU where no GPU is) and a network's threads; a GPU variant's networks keep theirs."""
+    CPU where no GPU is), a network's threads and its CPU runtime; a GPU variant's networks keep
+    theirs."""
     cpu = [
         g for g in config.instance_group if g.kind != model_config_pb2.ModelInstanceGroup.KIND_GPU
     ]
@@ -122,12 +166,16 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement) -> None:
         group.count = placement.instances
     if placement.threads is not None and config.backend in THREADS_KEY:
         config.parameters[THREADS_KEY[config.backend]].string_value = str(placement.threads)
+    fit_runtime(config, openvino)
 
 
-def laid_out_repository(source: Path, target: Path, cores: int) -> dict[str, Placement]:
+def laid_out_repository(
+    source: Path, target: Path, cores: int, openvino: bool
+) -> dict[str, Placement]:
     """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
-    with the layout for `cores` applied, linking everything else (version folders, model files);
-    return the layout. Triton serves `target` as it would `source`."""
+    with the layout for `cores` (and the CPU runtime: openvino_pays) applied, linking everything
+    else (version folders, model files); return the layout. Triton serves `target` as it would
+    `source`."""
     laid_out = placements(cores)
     target.mkdir(parents=True, exist_ok=True)
     for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
@@ -140,18 +188,18 @@ def laid_out_repository(source: Path, target: Path, cores: int) -> dict[str, Pla
             if entry.name == "configs" and entry.is_dir():
                 (into / "configs").mkdir()
                 for variant in entry.glob("*.pbtxt"):
-                    _write_config(variant, into / "configs" / variant.name, placement)
+                    _write_config(variant, into / "configs" / variant.name, placement, openvino)
             elif entry.name == "config.pbtxt":
-                _write_config(entry, into / entry.name, placement)
+                _write_config(entry, into / entry.name, placement, openvino)
             else:
                 (into / entry.name).symlink_to(entry)
     return laid_out
 
 
-def _write_config(source: Path, target: Path, placement: Placement | None) -> None:
+def _write_config(source: Path, target: Path, placement: Placement | None, openvino: bool) -> None:
     if placement is None:  # ensemble_model: no instances of its own
         target.write_text(source.read_text())
         return
     config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
-    apply(config, placement)
+    apply(config, placement, openvino)
     target.write_text(text_format.MessageToString(config))

@@ -26,12 +26,18 @@ from triton_ocr.runtime.distribution import build_backend_dir, find_distribution
 from triton_ocr.runtime.errors import ServerError
 from triton_ocr.runtime.flags import (
     ADMIN_HEADER,
+    MALLOC_ENVIRONMENT,
     ServerOptions,
     admin_key,
     container_command,
     server_command,
 )
-from triton_ocr.runtime.layout import cores_to_lay_out, describe, laid_out_repository, placements
+from triton_ocr.runtime.layout import (
+    cores_to_lay_out,
+    describe,
+    laid_out_repository,
+    openvino_pays,
+)
 from triton_ocr.runtime.processes import clean_up_after
 from triton_ocr.runtime.supervisor import (
     StubSupervisor,
@@ -103,7 +109,7 @@ def running_server(
         cores = cores_to_lay_out(opts.cores)
         if cores:  # Triton serves the configs laid out for the cores (layout.py)
             laid_out = Path(tmp) / "repository"
-            laid_out_repository(opts.repository, laid_out, cores)
+            laid_out_repository(opts.repository, laid_out, cores, openvino_pays())
             opts = dataclasses.replace(opts, repository=laid_out)
         if opts.system_triton:
             command = container_command(opts)
@@ -115,6 +121,7 @@ def running_server(
             command = server_command(dist, backend_dir, opts)
             env = server_environment(dist)
             marker = str(backend_dir)  # this server's own
+        env = {**MALLOC_ENVIRONMENT, **env}
         if log_file:  # appending, so the supervisor's lines and Triton's never overwrite
             log_file.write_bytes(b"")
         log = stack.enter_context(open(log_file, "ab")) if log_file else None
@@ -167,7 +174,7 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     host = opts.host
     try:
         cores = cores_to_lay_out(opts.cores)
-        say(describe(cores, placements(cores)) if cores else "layout: the config files' own")
+        say(describe(cores, openvino_pays()) if cores else "layout: the config files' own")
         while True:
             started = time.monotonic()
             with running_server(opts) as process:

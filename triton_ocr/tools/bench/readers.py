@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from google.protobuf import json_format
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
@@ -19,17 +20,21 @@ from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_line
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.preprocessing.recognition import whole_batch
 from triton_ocr.runtime.backends.engines import Engine, open_engine
+from triton_ocr.runtime.layout import fit_runtime, openvino_pays
 from triton_ocr.settings import PipelineSettings
 from triton_ocr.tools.workload import ReadOne
 
 
 def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
     """Page classifier, detector, recognizer and line classifier on the runtime and parameters
-    their configs name (what the server runs), each with `threads` threads."""
+    their configs name, fitted to this CPU as `serve` fits them (what the server runs), each
+    with `threads` threads."""
 
     def engine(model: str) -> Engine:
-        config = repository.config_dict(model)
-        return open_engine(config, repository.model_file(model), threads=threads)
+        config = repository.config(model)
+        fit_runtime(config, openvino_pays())
+        as_given = json_format.MessageToDict(config, preserving_proto_field_name=True)
+        return open_engine(as_given, repository.model_file(model), threads=threads)
 
     return tuple(engine(model) for model in contract.NETWORKS)
 

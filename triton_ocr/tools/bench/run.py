@@ -13,7 +13,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.layout import available_cores, describe, placements
+from triton_ocr.runtime.layout import available_cores, describe, openvino_pays
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import ReadOne, Row, paired_seconds, real_images, run_row
 
@@ -230,7 +230,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     cpu = cpu_label(machine_cpu())
     print(f"pack {pack}; row A: {reference.label} in-process; on {cpu}", file=sys.stderr)
     cores = available_cores()
-    print(f"served with the {describe(cores, placements(cores))}", file=sys.stderr)
+    print(f"served with the {describe(cores, openvino_pays())}", file=sys.stderr)
     if not on_openvino:
         print(f"no row A': {reference.label} runs on onnxruntime only", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
