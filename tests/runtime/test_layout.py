@@ -114,10 +114,9 @@ def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_
     layout.laid_out_repository(REPOSITORY, target, 2, openvino=False)
     for model in named:
         served = config(target / model / "config.pbtxt")
-        assert not served.optimization.execution_accelerators.cpu_execution_accelerator, model
+        assert not served.HasField("optimization"), model  # nothing else there: no empty block
         original = config(REPOSITORY / model / "config.pbtxt")
         original.ClearField("optimization")
-        served.ClearField("optimization")
         assert served == original, model  # 2 cores: the files' own counts and threads
     layout.laid_out_repository(REPOSITORY, tmp_path / "kept", 2, openvino=True)
     for model in named:

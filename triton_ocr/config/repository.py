@@ -82,6 +82,11 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
 }
 
 
+def as_given(config: model_config_pb2.ModelConfig) -> dict:
+    """A config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
+    return json_format.MessageToDict(config, preserving_proto_field_name=True)
+
+
 def step_settings(model: str, model_config: Mapping[str, Any] | str) -> tuple:
     """The settings objects of Python model `model` from its config (as Triton passes it, JSON
     text, or a dict), in STEP_SETTINGS order."""
@@ -139,7 +144,7 @@ class Repository:
 
     def config_dict(self, model: str) -> dict:
         """The config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
-        return json_format.MessageToDict(self.config(model), preserving_proto_field_name=True)
+        return as_given(self.config(model))
 
     def write_config(self, model: str, config: model_config_pb2.ModelConfig) -> None:
         """Replace `model`'s config for this pack (tools edit copies of a repository)."""

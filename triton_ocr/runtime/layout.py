@@ -148,10 +148,14 @@ def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
     its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container."""
     if openvino:
         return
-    listed = config.optimization.execution_accelerators.cpu_execution_accelerator
-    kept = [a for a in listed if a.name != "openvino"]
-    del listed[:]
-    listed.extend(kept)
+    accelerators = config.optimization.execution_accelerators
+    kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]
+    del accelerators.cpu_execution_accelerator[:]
+    accelerators.cpu_execution_accelerator.extend(kept)
+    if not kept and not accelerators.gpu_execution_accelerator:
+        config.optimization.ClearField("execution_accelerators")
+    if not config.optimization.ListFields():
+        config.ClearField("optimization")  # no empty `optimization { }` left in the served file
 
 
 def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: bool) -> None:

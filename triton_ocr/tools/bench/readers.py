@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from google.protobuf import json_format
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
-from triton_ocr.config.repository import Repository
+from triton_ocr.config.repository import Repository, as_given
 from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_lines
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.preprocessing.recognition import whole_batch
@@ -33,8 +32,7 @@ def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
     def engine(model: str) -> Engine:
         config = repository.config(model)
         fit_runtime(config, openvino_pays())
-        as_given = json_format.MessageToDict(config, preserving_proto_field_name=True)
-        return open_engine(as_given, repository.model_file(model), threads=threads)
+        return open_engine(as_given(config), repository.model_file(model), threads=threads)
 
     return tuple(engine(model) for model in contract.NETWORKS)
 
