@@ -2,9 +2,13 @@
 
 Each page is a `Page` (its number, its size in pixels, the `ROTATION` its text stands at when
 it came turned) holding one `PrintSpace`; each block a `TextBlock`, each line a `TextLine`, each
-word a `String` (its `CONTENT`, its box and its confidence `WC`), with an `SP` between words.
-A line read without word boxes is one `String`. Boxes are axis-aligned, in integer pixels of the
-page (`MeasurementUnit` pixel), clamped to it. Schema: https://www.loc.gov/standards/alto/
+word a `String` (its `CONTENT`, its box and its confidence `WC`), with an `SP` between words: in
+ALTO a `String` is one word, as viewers, search highlighting and ALTO tools read it. A line read
+without word boxes is cut at its spaces, each word's box its share of the line's box by
+characters. A word split at a line end (a hyphen after a letter, the block's next line going on
+in lower case) ends its line with `HYP`, and both parts carry the whole word (`SUBS_CONTENT`).
+Boxes are axis-aligned, in integer pixels of the page (`MeasurementUnit` pixel), clamped to it.
+Schema: https://www.loc.gov/standards/alto/
 
 Works on anything shaped like results.Page (read by attribute), as hocr.py does.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from .hocr import NOT_XML, OCR_SYSTEM, LineLike, PageLike, WordLike, bbox_of, page_blocks
 
@@ -32,19 +37,100 @@ def clean(text: str) -> str:
     return NOT_XML.sub("\ufffd", text)
 
 
-def string(parent: ET.Element, word: WordLike, page: PageLike, ident: str) -> None:
-    attributes = {"ID": ident, **box(word.polygon, page), "CONTENT": clean(word.text)}
+# what ends the first part of a word split at a line end: hyphen-minus, hyphen, soft hyphen, and
+# the not sign old typefaces hyphenate with
+HYPHENS = "-\u2010\u00ad\u00ac"
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    polygon: Sequence[Sequence[float]]
+    score: float
+
+
+def line_words(line: LineLike) -> list[WordLike]:
+    """The line's words, none holding a space: its word boxes, or (a line read without them)
+    its text cut at spaces, each word given its share of the line's box by characters."""
+    given = [piece for w in line.words if w.text.strip() for piece in spaced(w)]
+    return given or spaced(line) or [Word("", line.polygon, line.score)]
+
+
+def spaced(word: WordLike) -> list[WordLike]:
+    """`word` cut at its spaces (one word stays as it is; only spaces: none)."""
+    parts = word.text.split()
+    if len(parts) <= 1 and "".join(parts) == word.text:
+        return [word]
+    xs = [float(x) for x, _ in word.polygon]
+    ys = [float(y) for _, y in word.polygon]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    step = (x1 - x0) / max(len(word.text), 1)
+    pieces, start = [], 0
+    for part in parts:
+        start = word.text.index(part, start)
+        left, right = x0 + start * step, x0 + (start + len(part)) * step
+        pieces.append(Word(part, [(left, y0), (right, y0), (right, y1), (left, y1)], word.score))
+        start += len(part)
+    return pieces
+
+
+def hyphen_split(last: str, following: str | None) -> bool:
+    """Whether `last`, a line's last word, is the first part of a word split at the line end and
+    going on in `following`, the next line's first word in the same block."""
+    return (
+        following is not None
+        and len(last) > 1
+        and last[-1] in HYPHENS
+        and last[-2].isalpha()
+        and following[:1].islower()
+    )
+
+
+def string(
+    parent: ET.Element, word: WordLike, page: PageLike, ident: str, content: str, subs: dict
+) -> None:
+    attributes = {"ID": ident, **box(word.polygon, page), "CONTENT": clean(content), **subs}
     attributes["WC"] = f"{min(max(float(word.score), 0.0), 1.0):.3f}"
     ET.SubElement(parent, "String", attributes)
 
 
-def text_line(parent: ET.Element, line: LineLike, page: PageLike, ident: str) -> None:
-    element = ET.SubElement(parent, "TextLine", {"ID": ident, **box(line.polygon, page)})
-    words = [w for w in line.words if w.text.strip()] or [line]  # no word boxes: one String
+def text_line(
+    parent: ET.Element,
+    words: list[WordLike],
+    box_of_line: dict[str, str],
+    page: PageLike,
+    ident: str,
+    joins: tuple[str | None, str | None],
+) -> None:
+    """A TextLine of `words`; `joins`: the whole word split across the end of the line before
+    (its first word's) and of this one (its last word's), if any."""
+    element = ET.SubElement(parent, "TextLine", {"ID": ident, **box_of_line})
+    before, after = joins
     for k, word in enumerate(words, start=1):
+        content, subs = word.text, {}
         if k > 1:
             ET.SubElement(element, "SP")
-        string(element, word, page, f"{ident}_w{k}")
+        if k == 1 and before is not None:
+            subs = {"SUBS_TYPE": "HypPart2", "SUBS_CONTENT": clean(before)}
+        if k == len(words) and after is not None:
+            content = word.text[:-1]
+            subs = {"SUBS_TYPE": "HypPart1", "SUBS_CONTENT": clean(after)}
+        string(element, word, page, f"{ident}_w{k}", content, subs)
+    if after is not None:
+        ET.SubElement(element, "HYP", {"CONTENT": clean(words[-1].text[-1])})
+
+
+def block_lines(element: ET.Element, lines: Sequence[LineLike], page: PageLike, ident: str) -> None:
+    """The block's TextLines, a word split at a line end marked where the next line goes on."""
+    words = [line_words(line) for line in lines]  # a line without text: one empty String
+    joined: list[str | None] = []  # the whole word split at each line's end
+    for n, these in enumerate(words):
+        following = words[n + 1][0].text if n + 1 < len(words) else None
+        last = these[-1].text
+        joined.append(last[:-1] + following if hyphen_split(last, following) else None)
+    for n, line in enumerate(lines):
+        joins = (joined[n - 1] if n else None, joined[n])
+        text_line(element, words[n], box(line.polygon, page), page, f"{ident}_l{n + 1}", joins)
 
 
 def page_element(layout: ET.Element, page: PageLike) -> None:
@@ -59,8 +145,7 @@ def page_element(layout: ET.Element, page: PageLike) -> None:
     for b, (points, lines) in enumerate(page_blocks(page), start=1):
         ident = f"p{number}_b{b}"
         block_element = ET.SubElement(space, "TextBlock", {"ID": ident, **box(points, page)})
-        for n, line in enumerate(lines, start=1):
-            text_line(block_element, line, page, f"{ident}_l{n}")
+        block_lines(block_element, lines, page, ident)
 
 
 def to_alto(pages: Iterable[PageLike], source: str | None = None) -> str:

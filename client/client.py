@@ -292,7 +292,9 @@ def read_files(options: ReadOptions) -> int:
                 local.client, data, options, parameters, options.out / f"{names[path]}.pdf"
             )
         else:
-            document = local.client.read_document(data, word_boxes=options.words, **parameters)
+            # --out saves ALTO and hOCR, whose boxes are words'
+            words = options.words or options.out is not None
+            document = local.client.read_document(data, word_boxes=words, **parameters)
         document = Document(document.pages, str(path))
         if options.out is not None:
             save_outputs(options.out, names[path], document)
@@ -414,7 +416,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         help="Each image is one pre-cropped word or line: no detection.",
     )
     parser.add_argument("--concurrency", type=at_least_one, default=1, help="Requests in flight.")
-    parser.add_argument("--words", action="store_true", help="Word boxes beside the lines.")
+    parser.add_argument(
+        "--words",
+        action="store_true",
+        help="Word boxes beside the lines (always with --out, for its ALTO and hOCR).",
+    )
     parser.add_argument(
         "--out",
         type=Path,

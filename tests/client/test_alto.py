@@ -71,9 +71,59 @@ def test_alto_is_valid_and_holds_every_block_line_and_word(schema, with_blocks):
         "30",
         "0.980",
     ]
-    third = pages[2].find(f".//{ALTO}TextLine")  # no word boxes: the line is one String
-    assert [s.get("CONTENT") for s in third.findall(f"{ALTO}String")] == ["Page three"]
+    third = pages[2].find(f".//{ALTO}TextLine")  # no word boxes: cut at the space, by characters
+    assert [s.get("CONTENT") for s in third.findall(f"{ALTO}String")] == ["Page", "three"]
+    assert len(third.findall(f"{ALTO}SP")) == 1
+    assert [
+        (s.get("HPOS"), s.get("WIDTH"), s.get("VPOS"), s.get("HEIGHT"))
+        for s in third.findall(f"{ALTO}String")
+    ] == [("20", "80", "30", "40"), ("120", "100", "30", "40")]  # 20 px a character
     assert (pages[0].get("ROTATION") == "270") == with_blocks  # came turned 90 clockwise
+
+
+def strings_of(document) -> list[list[tuple[str, str | None]]]:
+    root = etree.fromstring(document.to_alto().encode("utf-8"))
+    return [
+        [(s.get("CONTENT"), s.get("SUBS_CONTENT")) for s in line.findall(f"{ALTO}String")]
+        for line in root.iter(f"{ALTO}TextLine")
+    ]
+
+
+def test_no_string_holds_a_space_and_a_word_split_at_a_line_end_is_marked(schema):
+    texts = [
+        "The prob-",  # goes on in lower case on the next line: split
+        "lem is  here, twenty-",  # goes on in upper case: a hyphenated compound, kept
+        "Five sea¬",  # the not sign old typefaces hyphenate with
+        "sons of 3-",  # a digit before the hyphen: kept
+        "4 and -",
+        "x",
+        "  ",  # no text: one empty String, as the schema wants one in a line
+    ]
+    lines = [
+        (0, 0, text, box(10, 10 + 40 * n, 210, 40 + 40 * n), 0.9) for n, text in enumerate(texts)
+    ]
+    (document,) = parse_ocr_outputs(ocr_outputs(lines, [(0, 600, 800)]), 1, ["a.png"])
+    root = etree.fromstring(document.to_alto().encode("utf-8"))
+    schema.assertValid(root)
+    assert all(" " not in s.get("CONTENT") for s in root.iter(f"{ALTO}String"))
+    assert strings_of(document) == [
+        [("The", None), ("prob", "problem")],
+        [("lem", "problem"), ("is", None), ("here,", None), ("twenty-", None)],
+        [("Five", None), ("sea", "seasons")],
+        [("sons", "seasons"), ("of", None), ("3-", None)],
+        [("4", None), ("and", None), ("-", None)],
+        [("x", None)],
+        [("", None)],
+    ]
+    hyphens = [
+        [h.get("CONTENT") for h in line.findall(f"{ALTO}HYP")]
+        for line in root.iter(f"{ALTO}TextLine")
+    ]
+    assert hyphens == [["-"], [], ["¬"], [], [], [], []]
+    first = next(root.iter(f"{ALTO}TextLine"))
+    assert first[-1].tag == f"{ALTO}HYP"  # after the line's last String, as the schema orders it
+    kinds = [s.get("SUBS_TYPE") for s in root.iter(f"{ALTO}String") if s.get("SUBS_TYPE")]
+    assert kinds == ["HypPart1", "HypPart2", "HypPart1", "HypPart2"]
 
 
 def test_the_read_command_writes_alto_beside_the_others(tmp_path):

@@ -298,6 +298,14 @@ def test_read_writes_hocr_and_json_that_agree_and_resumes(server: Endpoints, fol
     assert record["file"] == str(root / "report.pdf")
     assert "(3 done before, skipped)" in again.stderr.splitlines()[-1]
     assert (out / "report.hocr").is_file()
+    # read again without --words, its ALTO still holds words: no String with a space
+    document = json.loads((out / "report.json").read_text())
+    words = [w["text"] for p in document["pages"] for line in p["lines"] for w in line["words"]]
+    alto = ElementTree.parse(out / "report.alto.xml").getroot()
+    strings = [
+        e.get("CONTENT") for e in alto.iter("{http://www.loc.gov/standards/alto/ns-v4#}String")
+    ]
+    assert words and strings == words and not any(" " in s for s in strings)
 
 
 def test_resume_reads_the_jsonl_file_stdout_extends(server: Endpoints, folder, tmp_path):

@@ -14,6 +14,7 @@ import urllib.request
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pikepdf
 import pypdfium2 as pdfium
@@ -178,6 +179,13 @@ def test_documents_as_hocr_alto_and_searchable_pdf(gateway, two_pages):
     assert status == 200 and b"ocrx_word" in answer
     status, headers, answer = call(f"{gateway}/v1/ocr?format=alto", two_pages, "application/pdf")
     assert status == 200 and b"<String " in answer
+    strings = [
+        e.get("CONTENT")
+        for e in ElementTree.fromstring(answer).iter(
+            "{http://www.loc.gov/standards/alto/ns-v4#}String"
+        )
+    ]
+    assert "second" in strings and not any(" " in s for s in strings)  # words, not lines
     status, headers, answer = call(f"{gateway}/v1/ocr?format=pdf", two_pages, "application/pdf")
     assert status == 200 and headers["Content-Type"] == "application/pdf"
     document = pdfium.PdfDocument(io.BytesIO(answer).getvalue())
