@@ -5,9 +5,12 @@ with `to_dict()`, as hOCR with `to_hocr()`); `AsyncOcrClient` is the same for as
 Needs tritonclient, numpy and Pillow only (the base install, `pip install triton-ocr`; the
 service is the `server` extra). `ImageDecodeError` is what its pre-check raises for an image the
 server would refuse (a ValueError); `ServerOverloaded` what a read raises when the server refused
-it as overloaded until its deadline. `overlay.draw_overlay` draws a page's result on its image.
+it as overloaded until its deadline; `WrongAddress` what the first call raises when the address
+answers the other protocol (Triton's gRPC port for HTTP, or the reverse) or is not Triton's.
+`overlay.draw_overlay` draws a page's result on its image.
 """
 
+from .address import WrongAddress
 from .async_client import AsyncOcrClient
 from .ocr_client import DocumentGiven, ImageDecodeError, OcrClient, ServerOverloaded
 from .results import Document, Page, TextLine, Word, parse_ocr_outputs
@@ -22,5 +25,6 @@ __all__ = [
     "ServerOverloaded",
     "TextLine",
     "Word",
+    "WrongAddress",
     "parse_ocr_outputs",
 ]

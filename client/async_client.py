@@ -70,9 +70,14 @@ class AsyncOcrClient(ClientOptions):
                 self._client = self._module.InferenceServerClient(self.url)
         return self._client
 
+    async def _address_checked_async(self) -> None:
+        if not self._address_checked:  # the probe's socket blocks: off the event loop
+            await asyncio.to_thread(self._check_address)
+
     async def limits(self) -> ImageLimits:
         """The server's decode limits, from its detection_preprocessing config (fetched once)."""
         if self._limits is None:
+            await self._address_checked_async()
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
             config = await self.client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
             self._limits = limits_from(config)
@@ -81,12 +86,15 @@ class AsyncOcrClient(ClientOptions):
     async def request_limits(self) -> tuple[ManyImages, Documents]:
         """What one `ocr` request may hold (items; pages of all of them), from its config."""
         if self._request_limits is None:
+            await self._address_checked_async()
             as_json = {"as_json": True} if self.protocol == "grpc" else {}
             config = await self.client.get_model_config(contract.OCR_MODEL, **as_json)
             self._request_limits = request_limits_from(config)
         return self._request_limits
 
     async def _infer(self, request: Request):
+        await self._address_checked_async()
+
         async def attempt(seconds_left: float):
             extra = call_options(self.protocol, seconds_left)
             call = self.client.infer(

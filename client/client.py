@@ -33,6 +33,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
+from triton_ocr.client.address import WrongAddress, check_protocol
 from triton_ocr.client.inputs import (
     OUT_SUFFIXES,
     PDF_TEXT_FLAGS,
@@ -254,7 +255,8 @@ def progress_bar(total: int, tally: Tally, show: bool) -> Iterator[Callable[[], 
 def read_files(options: ReadOptions) -> int:
     """Send each input to the OCR service and write what it read (stdout, --out, --overlay); an
     input that cannot be read is reported on stderr (the others are still read) and the result
-    is 1, else 0. A summary line goes to stderr at the end."""
+    is 1, else 0. A summary line goes to stderr at the end. An address where the protocol asked
+    for does not answer raises address.WrongAddress before any input is read."""
     for wanted, flag in (
         (options.overlay is not None, "--overlay"),
         (options.output == "pdf", "--format pdf"),
@@ -266,6 +268,7 @@ def read_files(options: ReadOptions) -> int:
                 message = f"{flag} reads the pages here: install triton-ocr[server] ({exc})"
                 raise ValueError(message) from exc
     url = options.url or DEFAULT_URLS.get(options.protocol, "")
+    check_protocol(url, options.protocol, "--protocol {}")
     names = output_names(options.inputs)
     done = already_done(options, names) if options.resume else set()
     todo = [path for path in options.inputs if path not in done]
@@ -454,6 +457,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         parser.error("no image or document files found in the arguments")
     try:
         return read_files(ReadOptions(**{**vars(args), "inputs": inputs}))
+    except WrongAddress as exc:  # one line, no usage: the arguments parsed, the server is elsewhere
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         parser.error(str(exc))
 

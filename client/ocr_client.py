@@ -34,6 +34,7 @@ from triton_ocr.config.repository import step_settings
 from triton_ocr.preprocessing.header import DocumentGiven, ImageDecodeError, check_encoded
 from triton_ocr.settings import Documents, ImageLimits, ManyImages
 
+from .address import NothingAnswers, check_protocol
 from .results import Document, TextLine, parse_lines, parse_ocr_outputs
 from .retry_after import hinting_client
 
@@ -349,10 +350,23 @@ class ClientOptions:
         self.backoff = backoff
         self.overload_timeout = overload_timeout
         self._limits = limits
+        self._address_checked = False
         self._connect()
 
     def _connect(self) -> None:
         raise NotImplementedError
+
+    def _check_address(self) -> None:
+        """Before the first call: the other protocol's port, or a server that is not Triton,
+        raises address.WrongAddress with one line saying what to pass. Nothing answering is
+        left to the calls' retries (a server starting or restarting), and checked again."""
+        if self._address_checked:
+            return
+        try:
+            check_protocol(self.url, self.protocol, 'protocol="{}"')
+        except NothingAnswers:
+            return
+        self._address_checked = True
 
 
 # --- the blocking client ---------------------------------------------------------------------
@@ -379,12 +393,15 @@ class OcrClient(ClientOptions):
     def limits(self) -> ImageLimits:
         """The server's decode limits, from its detection_preprocessing config (fetched once)."""
         if self._limits is None:
+            self._check_address()
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
             config = self._client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
             self._limits = limits_from(config)
         return self._limits
 
     def _infer(self, request: Request):
+        self._check_address()
+
         def attempt(seconds_left: float):
             extra = call_options(self.protocol, seconds_left)
             return self._client.infer(

@@ -322,8 +322,15 @@ def gateway(
     /readyz, /metrics, /openapi.json; a client of a running service (docs/api.md)."""
     import uvicorn
 
+    from triton_ocr.client.address import NothingAnswers, WrongAddress, check_protocol
     from triton_ocr.gateway.app import GatewaySettings, make_app
 
+    try:
+        check_protocol(triton_url, "grpc", None)
+    except NothingAnswers as exc:  # a sidecar starts beside Triton: /readyz says when it answers
+        typer.echo(f"warning: {exc}; /readyz stays 503 until it answers", err=True)
+    except WrongAddress as exc:
+        fail(f"--triton-url: {exc}", 2)
     token = os.environ.get("TRITON_OCR_REST_TOKEN") or None
     if token_file is not None:
         token = token_file.read_text(encoding="utf-8").strip() or None

@@ -46,6 +46,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import __version__, contract
 from triton_ocr.client import Document, ImageDecodeError, OcrClient, Page
+from triton_ocr.client.address import NothingAnswers, WrongAddress, check_protocol
 from triton_ocr.client.hocr import bbox_of
 from triton_ocr.client.results import Block, Polygon, TextLine, Word
 
@@ -238,18 +239,27 @@ def service_info(settings_json: str) -> ServiceInfo:
     runs it; refuse clearly when nothing answers or the `ocr` entry point is not ready."""
     settings = TritonOptions.model_validate_json(settings_json)
     try:
+        check_protocol(settings.address, settings.protocol, "--triton-protocol {}")
         metadata, ready, config = service_answers(settings)
+    except WrongAddress as exc:
+        if not isinstance(exc, NothingAnswers):  # the other protocol's port: say what to pass
+            raise ServiceUnavailableError(str(exc)) from exc
+        raise nothing_answers(settings, exc) from exc
     except (InferenceServerException, OSError, ValueError) as exc:
-        raise ServiceUnavailableError(
-            f"no triton-ocr service answers at {settings.where}: {exc}. Start one "
-            "(triton-ocr serve) or point --triton-url and --triton-protocol at it."
-        ) from exc
+        raise nothing_answers(settings, exc) from exc
     if not ready:
         raise ServiceUnavailableError(
             f"the Triton server at {settings.where} answers, but it has no ready "
             f"{contract.OCR_MODEL!r} model: is it a triton-ocr service?"
         )
     return ServiceInfo(config_parameter(config, "pack"), str(metadata["version"]))
+
+
+def nothing_answers(settings: TritonOptions, reason: Exception) -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        f"no triton-ocr service answers at {settings.where}: {reason}. Start one "
+        "(triton-ocr serve) or point --triton-url and --triton-protocol at it."
+    )
 
 
 def info_of(settings: TritonOptions) -> ServiceInfo:

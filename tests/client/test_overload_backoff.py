@@ -105,9 +105,10 @@ class Refusing(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self):  # noqa: N802 (a model's config, as Triton's HTTP API answers it)
+    def do_GET(self):  # noqa: N802 (ready, and a model's config, as Triton's HTTP API answers)
         model = self.path.removeprefix("/v2/models/").removesuffix("/config")
-        body = json.dumps(Repository(REPOSITORY).config_dict(model)).encode()
+        ready = self.path == "/v2/health/ready"
+        body = b"" if ready else json.dumps(Repository(REPOSITORY).config_dict(model)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))

@@ -11,6 +11,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -260,6 +261,22 @@ def test_a_wrong_address_fails_before_any_page(server, tmp_path):
     )
     assert run.returncode == ExitCode.missing_dependency, run.stderr
     assert f"no triton-ocr service answers at 127.0.0.1:{port} (grpc)" in run.stderr
+    assert run.tesseract_calls == [] and not (tmp_path / "o.pdf").exists()
+
+
+def test_the_grpc_port_over_http_says_what_to_pass(server, tmp_path):
+    """Triton's gRPC port (8001, the one its users know) with the default protocol, HTTP."""
+    source = tmp_path / "scan.pdf"
+    source.write_bytes(scan_pdf(scan_pages()[:1]))
+    args = ["--triton-url", server.grpc, "--triton-protocol", "http", source, tmp_path / "o.pdf"]
+    started = time.monotonic()
+    run = run_ocrmypdf(server, tmp_path, *QUICK, *args)
+    assert time.monotonic() - started < 10  # OCRmyPDF's own start included
+    assert run.returncode == ExitCode.missing_dependency, run.stderr
+    assert "Traceback" not in run.stderr
+    assert f"{server.grpc} speaks gRPC (HTTP/2), not HTTP/1.1: pass --triton-protocol grpc" in (
+        run.stderr
+    )
     assert run.tesseract_calls == [] and not (tmp_path / "o.pdf").exists()
 
 
