@@ -5,7 +5,9 @@ paragraphs or under a headline (a horizontal gap), recursively, gaps measured in
 median line height. At each region, in this order:
 
 1. a top or bottom band of one row or of short lines only (a running header, a page number),
-   set apart by a paragraph gap, reads first or last;
+   set apart by a paragraph gap, reads first or last; not the first or last row of columns,
+   though (lines of text each on one side of a gutter: double-spaced columns, set off from
+   each other by part of a line, or one a line longer than the other);
 2. the widest gutter splits columns, read left to right. A gutter is where lines of text (at
    least `column_min_width` line heights long) thin out to a quarter of a column's, at least
    `column_gap` wide: the detector's boxes of neighbouring columns may touch or overlap, and a
@@ -139,23 +141,43 @@ def band(region: Region, blocks: Blocks, height: float) -> bool:
     return on_one_row(corners) or short(region, blocks, height)
 
 
+def in_columns(part: Region, rest: Region, columns: list[tuple[float, float]]) -> bool:
+    """Whether `part` is the first or last row of the columns in `rest`: each of its lines on
+    one side of every gutter and at least half as long as the lines of the column it sits in
+    (a running header's pieces are shorter, or cross a gutter)."""
+    if not columns:
+        return False
+    middles = np.array(sorted((start + end) / 2 for start, end in columns))
+    x0, x1 = part.box[:, 0], part.box[:, 2]
+    if ((x0[:, None] < middles[None, :]) & (x1[:, None] > middles[None, :])).any():
+        return False
+    slot = np.searchsorted(middles, (x0 + x1) / 2)
+    rest_x0, rest_x1 = rest.box[:, 0], rest.box[:, 2]
+    rest_slot = np.searchsorted(middles, (rest_x0 + rest_x1) / 2)
+    for s, length in zip(slot, x1 - x0, strict=True):
+        beneath = (rest_x1 - rest_x0)[rest_slot == s]
+        if not len(beneath) or length < 0.5 * np.median(beneath):
+            return False
+    return True
+
+
 def cut(region: Region, blocks: Blocks, height: float) -> list[Region]:
     """`region` -> its blocks in reading order."""
     if len(region.lines) < 2:
         return [region]
     box = region.box
-    rows = [g for g in gaps(box[:, 1], box[:, 3]) if g[1] - g[0] >= blocks.paragraph_gap * height]
-    if rows:  # 1. a band of one row or of short lines at the top or bottom first
-        head, rest = split(region, 1, [sum(rows[0]) / 2])
-        if band(head, blocks, height):
-            return [*cut(head, blocks, height), *cut(rest, blocks, height)]
-        rest, tail = split(region, 1, [sum(rows[-1]) / 2])
-        if band(tail, blocks, height):
-            return [*cut(rest, blocks, height), *cut(tail, blocks, height)]
     # gutters run between lines of text: short pieces (a caption, a page number) may cross one
     long = box[:, 2] - box[:, 0] >= blocks.column_min_width * height
     found = gutters(box[long, 0], box[long, 2]) if long.sum() > 1 else []
     columns = [(start, end) for start, end in found if end - start >= blocks.column_gap * height]
+    rows = [g for g in gaps(box[:, 1], box[:, 3]) if g[1] - g[0] >= blocks.paragraph_gap * height]
+    if rows:  # 1. a band of one row or of short lines at the top or bottom first
+        head, rest = split(region, 1, [sum(rows[0]) / 2])
+        if band(head, blocks, height) and not in_columns(head, rest, columns):
+            return [*cut(head, blocks, height), *cut(rest, blocks, height)]
+        rest, tail = split(region, 1, [sum(rows[-1]) / 2])
+        if band(tail, blocks, height) and not in_columns(tail, rest, columns):
+            return [*cut(rest, blocks, height), *cut(tail, blocks, height)]
     for start, end in sorted(columns, key=lambda g: g[0] - g[1]):  # 2. widest gap first
         left, right = split(region, 0, [(start + end) / 2])
         if short(left, blocks, height) or short(right, blocks, height):

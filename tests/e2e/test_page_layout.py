@@ -19,7 +19,7 @@ from triton_ocr.postprocessing.page_orientation import QUARTER_TURNS, turn_score
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.tools.evaluation.labels import load_samples, rotate_samples
 from triton_ocr.tools.evaluation.metrics import normalize, reading_order_pairs, tokens
-from triton_ocr.tools.samples import LAYOUTS, layout_page, render
+from triton_ocr.tools.samples import ARTICLE, LAYOUTS, Placed, Sample, layout_page, render, wrapped
 
 LAYOUT_SCANS = ROOT / "tests" / "data" / "layout"
 # the content turned this many degrees clockwise -> the OpenCV turn that makes it so
@@ -92,6 +92,48 @@ def test_rendered_pages_read_in_order_at_every_turn(server, kind, degrees):
     for block in page.blocks:
         for line in block.lines:
             assert inside(box_of(line.polygon), box_of(block.polygon), slack=0.5)
+
+
+def offset_columns(offset: float, gap: float, left_rows: int, right_rows: int) -> Sample:
+    """A headline over two columns of short lines, the right column set `offset` line heights
+    lower, `gap` line heights between the lines (double spacing: 1): typed letters, forms and
+    double-spaced manuscripts, each line a paragraph of its own."""
+    size, face, margin, width = 20, "DejaVuSerif.ttf", 40, 960
+    column_width = (width - 2 * margin - 2 * size) // 2
+    lines = wrapped(" ".join(ARTICLE).split(), column_width, face, size)
+    pitch, top = round(size * (1 + gap)), 120
+    placed = [Placed("Notes on reading columns", (margin, 30), 36, face=face)]
+    for k, (rows, y0) in enumerate(((left_rows, top), (right_rows, top + round(offset * size)))):
+        x = margin + k * (column_width + 2 * size)
+        texts = lines[k * 9 : k * 9 + rows]
+        placed += [
+            Placed(text, (x, y0 + pitch * r), size, face=face) for r, text in enumerate(texts)
+        ]
+    height = top + round(size + pitch * max(left_rows, right_rows) + size) + margin
+    return render(tuple(placed), size=(width, height))
+
+
+@pytest.mark.parametrize(
+    ("offset", "gap", "left_rows", "right_rows"),
+    [(0.5, 1.5, 8, 8), (1, 2, 8, 8), (0.5, 3, 6, 6), (0.5, 1.5, 8, 7), (0.75, 2, 7, 8)],
+)
+def test_columns_set_off_spaced_wide_or_uneven_read_column_by_column(
+    server, offset, gap, left_rows, right_rows
+):
+    """Columns set off from each other by up to a line, lines up to three heights apart, a
+    column a line longer: column by column through both entry points (order 1.0)."""
+    sample = offset_columns(offset, gap, left_rows, right_rows)
+    with OcrClient(server.grpc, "grpc") as client:
+        (page,) = client.read_document(sample.png)
+        ensemble = client.read(sample.png)
+    expected = [normalize(text) for text in sample.texts]
+    assert [normalize(line.text) for line in page.lines] == expected
+    assert [normalize(line.text) for line in ensemble] == expected
+    columns = [
+        {b for b, block in enumerate(page.blocks) for line in block.lines if line.text in texts}
+        for texts in (sample.texts[1 : 1 + left_rows], sample.texts[1 + left_rows :])
+    ]
+    assert not columns[0] & columns[1]  # no block holds lines of both columns
 
 
 @pytest.mark.parametrize("kind", ["two-columns", "three-columns", "sidebar"])

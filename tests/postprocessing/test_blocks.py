@@ -142,3 +142,35 @@ def test_a_pull_quote_set_into_the_columns_does_not_join_them():
     left = [f"l{k}" for k in range(4)] + [f"L{k}" for k in range(8)]
     right = [f"r{k}" for k in range(4)] + [f"R{k}" for k in range(8)]
     assert [n for n in names if not n.startswith("quote")] == left + right
+
+
+def offset_columns(offset: float, pitch: float, left_rows: int, right_rows: int) -> list:
+    """A headline over two columns, the right one set `offset` lower, lines `pitch` apart."""
+    page = [("headline", quad(40, 10, 700, 50))]
+    page += column("L", 40, 440, 90, left_rows, pitch)
+    return page + column("R", 480, 880, 90 + offset, right_rows, pitch)
+
+
+def test_columns_set_off_by_up_to_a_line_and_spaced_up_to_three_lines_read_apart():
+    """Typed letters, forms and double-spaced manuscripts: each line a paragraph of its own, the
+    first and last rows of the columns are not a running header or footer across the page."""
+    for offset in (0, 0.25 * H, 0.5 * H, 0.75 * H, H):
+        for pitch in (1.3 * H, 2 * H, 3 * H, 4 * H):
+            for left_rows, right_rows in ((8, 8), (8, 7), (7, 8)):
+                page = offset_columns(offset, pitch, left_rows, right_rows)
+                names, blocks = read(page, shuffle=4)
+                left, right = (
+                    [f"L{k}" for k in range(left_rows)],
+                    [f"R{k}" for k in range(right_rows)],
+                )
+                assert names == ["headline", *left, *right], (offset, pitch, left_rows, right_rows)
+                columns = blocks[1 : 1 + left_rows], blocks[1 + left_rows :]
+                assert not set(columns[0]) & set(columns[1]) and blocks[0] not in blocks[1:]
+
+
+def test_a_header_of_two_pieces_over_the_columns_still_reads_first():
+    """A running header whose pieces are short (a title and a page number) stays a band."""
+    page = [("title", quad(40, 10, 200, 30)), ("page", quad(820, 10, 880, 30))]
+    page += column("L", 40, 440, 70, 8) + column("R", 480, 880, 70, 8)
+    names, _ = read(page, shuffle=5)
+    assert names == ["title", "page", *[f"L{k}" for k in range(8)], *[f"R{k}" for k in range(8)]]
