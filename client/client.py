@@ -33,7 +33,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
-from triton_ocr.client.address import WrongAddress, check_protocol
+from triton_ocr.client.address import TRITON_PORTS, WrongAddress, check_protocol
 from triton_ocr.client.inputs import (
     OUT_SUFFIXES,
     PDF_TEXT_FLAGS,
@@ -45,7 +45,7 @@ from triton_ocr.client.inputs import (
 )
 from triton_ocr.client.results import Document, Page
 
-DEFAULT_URLS = {"http": "localhost:8000", "grpc": "localhost:8001"}
+DEFAULT_URLS = {protocol: f"localhost:{port}" for protocol, port in TRITON_PORTS.items()}
 FORMATS = ("text", "json", "jsonl", "hocr", "alto", "pdf")
 FILE_FORMATS = ("hocr", "alto", "pdf")  # written one file per input, into --out
 OVERLAY_DPI = 200  # PDF pages drawn at this resolution, then scaled to the size the server read
