@@ -22,6 +22,7 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
 from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import ENTRY_POINTS, OCR_MODEL
+from triton_ocr.gateway.settings import GatewaySettings
 from triton_ocr.runtime.flags import REST_PORT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
@@ -315,7 +316,25 @@ def gateway(
         None, help="A file holding the bearer token callers must send (or $TRITON_OCR_REST_TOKEN)."
     ),
     max_in_flight: int = typer.Option(
-        16, min=1, help="Uploads answered at once; beyond, 503 with Retry-After at once."
+        GatewaySettings.max_in_flight,
+        min=1,
+        help="Uploads answered at once; beyond, a 503 with Retry-After.",
+    ),
+    max_per_client: int = typer.Option(
+        GatewaySettings.max_per_client,
+        min=1,
+        help="Uploads answered at once from one caller address; beyond, a 429 with Retry-After.",
+    ),
+    refusal_delay: float = typer.Option(
+        GatewaySettings.refusal_delay_s,
+        min=0.0,
+        help="Seconds an overload refusal waits before it is sent (a tight retry loop slows).",
+    ),
+    forwarded_allow_ips: str = typer.Option(
+        "127.0.0.1",
+        envvar="FORWARDED_ALLOW_IPS",
+        help="Proxies whose X-Forwarded-For names the caller (comma-separated addresses or "
+        "networks, '*' for any): the per-caller bound counts that address.",
     ),
 ) -> None:
     """Run the REST gateway alone: POST /v1/ocr (multipart `file` parts or a raw body), /healthz,
@@ -323,7 +342,7 @@ def gateway(
     import uvicorn
 
     from triton_ocr.client.address import NothingAnswers, WrongAddress, check_protocol
-    from triton_ocr.gateway.app import GatewaySettings, make_app
+    from triton_ocr.gateway.app import make_app
 
     try:
         check_protocol(triton_url, "grpc", None)
@@ -335,9 +354,23 @@ def gateway(
     if token_file is not None:
         token = token_file.read_text(encoding="utf-8").strip() or None
     settings = GatewaySettings(
-        triton_url, timeout, max_body_bytes, token, max_in_flight=max_in_flight
+        triton_url,
+        timeout,
+        max_body_bytes,
+        token,
+        max_in_flight=max_in_flight,
+        max_per_client=max_per_client,
+        refusal_delay_s=refusal_delay,
     )
-    uvicorn.run(make_app(settings), host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(
+        make_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=True,
+        forwarded_allow_ips=forwarded_allow_ips,
+    )
 
 
 # --- client ------------------------------------------------------------------------------
@@ -547,35 +580,46 @@ def soak(
 @app.command()
 def overload(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-    clients: str = typer.Option("16,64,256", help="Fleet sizes, comma-separated: one run each."),
+    fleets: str = typer.Option(
+        "4,64/impatient,64/polite",
+        help="Fleets, comma-separated, one run each in turn: N clients, or N/behaviour "
+        "(project: back off as the project's clients do, the default; impatient: send again at "
+        "once; polite: 0.25 s doubling to 4 s). The first is the unloaded reference.",
+    ),
     seconds: float = typer.Option(60.0, help="How long each run sends."),
     entry_points: str = typer.Option(
         ",".join((*ENTRY_POINTS, "rest")),
         help="The entry points driven, one after the other (rest: the REST gateway before ocr).",
     ),
+    protocols: str = typer.Option(
+        "http,grpc", help="The Triton entry points' protocols, each in turn (rest is HTTP)."
+    ),
     out: Path = typer.Option(Path("bench-results"), help="Folder for overload.json."),
     shared_eval: Path = SHARED_EVAL_OPTION,
 ) -> None:
-    """N clients per entry point, each sending again as soon as it is answered, for T seconds:
-    done, shed (overload refusals) and other errors, throughput, p50 and p99 of the accepted
-    requests, and the peak growth of the resident memory of the server and the gateway (a
-    benchmark, not a test)."""
-    from triton_ocr.tools.reliability.overload import REST, OverloadOptions, run_overload
+    """Fleets of clients per entry point, each sending again as soon as it is answered, for T
+    seconds: done, shed (overload refusals) and other errors, throughput (and its share of the
+    first fleet's), p50 and p99 of the accepted requests, and the peak growth of the resident
+    memory of the server and the gateway (a benchmark, not a test)."""
+    from triton_ocr.tools.reliability.overload import REST, Fleet, OverloadOptions, run_overload
 
     found = pack_repository(repository, DEFAULT_PACK)
     try:
-        fleets = tuple(int(n) for n in clients.split(","))
-    except ValueError:
-        fail(f"--clients must be comma-separated counts, not {clients!r}", 2)
-    if not fleets or min(fleets) < 1 or seconds <= 0:
-        fail("--clients must be counts of at least 1 and --seconds positive", 2)
+        runs = tuple(Fleet.parse(spec) for spec in fleets.split(",") if spec.strip())
+    except ValueError as exc:
+        fail(f"--fleets: {exc}", 2)
+    if not runs or seconds <= 0:
+        fail("--fleets must name a fleet and --seconds be positive", 2)
     names = tuple(name.strip() for name in entry_points.split(",") if name.strip())
     triton = [name for name in names if name != REST]
     if triton:
         entry_point_names(",".join(triton))  # exits 2 on an unknown name
     if not names:
         fail("--entry-points names none", 2)
-    run_overload(OverloadOptions(found, fleets, seconds, names, shared_eval, out))
+    ways = tuple(p.strip() for p in protocols.split(",") if p.strip())
+    if not ways or set(ways) - {"http", "grpc"}:
+        fail(f"--protocols must be http, grpc or both, not {protocols!r}", 2)
+    run_overload(OverloadOptions(found, runs, seconds, names, ways, shared_eval, out))
 
 
 @app.command()

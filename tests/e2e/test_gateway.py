@@ -74,6 +74,20 @@ def call(url: str, body: bytes = b"", content_type: str | None = None, headers=N
         return error.code, error.headers, error.read()
 
 
+def slow_upload(base: str, source: str = "127.0.0.1", headers: str = "") -> socket.socket:
+    """An upload (from the loopback address `source`, with more `headers` lines) whose body is
+    still on its way: headers and a first piece sent, the rest never, so it stays in flight
+    until its socket is closed."""
+    host, port = base.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=30, source_address=(source, 0))
+    head = (
+        f"POST /v1/ocr HTTP/1.1\r\nHost: {host}\r\nContent-Type: image/png\r\n{headers}"
+        f"Content-Length: 100000\r\n\r\n"
+    )
+    sock.sendall(head.encode() + bytes(1000))
+    return sock
+
+
 def multipart(*files: tuple[str, bytes]) -> tuple[bytes, str]:
     """A multipart/form-data body of `file` parts, as `curl -F file=@…` sends it."""
     boundary = uuid.uuid4().hex

@@ -2,9 +2,9 @@
 once with an overload status, a request whose deadline passes while it waits is dropped unread,
 and the requests accepted are answered as they are without load. The clients back off and are
 answered once there is room, or give up as overloaded when their time runs out; the REST gateway
-passes the service's refusal on at once, and refuses beyond its own bound, both as 503s with
-Retry-After, both counted in its /metrics; the autoscaler's shed rate adds up each kind of
-refusal from the real /metrics pages.
+passes the service's refusal on, and refuses beyond its own bound (503) and beyond one caller's
+share (429), each with Retry-After, after its short delay, each counted in its /metrics; the
+autoscaler's shed rate adds up each kind of refusal from the real /metrics pages.
 
 `ensemble_model` is bounded by its gate: beyond its requests in flight, one is refused at once,
 unread, and counted on /metrics; once the last step is done with a request, its place is free.
@@ -27,7 +27,7 @@ from tritonclient.utils import InferenceServerException
 
 from tests.e2e.conftest import Endpoints
 from tests.e2e.test_deploy_metrics import rule, rule_sum, samples
-from tests.e2e.test_gateway import call, multipart, running_gateway
+from tests.e2e.test_gateway import call, multipart, running_gateway, slow_upload
 from triton_ocr import contract
 from triton_ocr.client import OcrClient, ServerOverloaded
 from triton_ocr.client.ocr_client import (
@@ -207,37 +207,60 @@ def test_a_client_out_of_time_gives_up_saying_the_server_was_overloaded(small_qu
 
 
 def shed(gateway: str, by: str) -> float:
-    """The gateway's count of 503s `by` itself or by the service (0 before the first)."""
+    """The gateway's count of refusals `by` itself, by one caller's share or by the service
+    (0 before the first)."""
     scraped = samples(f"{gateway}/metrics")
     return sum(
         v for n, labels, v in scraped if n == "triton_ocr_rest_shed_total" and labels == {"by": by}
     )
 
 
-def test_the_gateway_passes_the_service_refusal_on_at_once(small_queue):
-    with running_gateway(small_queue.grpc) as gateway:
+DELAY_S = "0.6"  # the gateways' --refusal-delay here
+
+
+def timed_call(url: str, body: bytes, headers: dict | None = None) -> tuple:
+    """call()'s answer to one upload (status, headers, body), and the seconds it took."""
+    start = time.monotonic()
+    status, answered_headers, answer = call(url, body, "image/png", headers)
+    return status, answered_headers, answer, time.monotonic() - start
+
+
+def test_the_gateway_passes_the_service_refusal_on_after_its_delay(small_queue):
+    with running_gateway(small_queue.grpc, "--refusal-delay", DELAY_S) as gateway:
         others = full_queue(small_queue)
-        start = time.monotonic()
-        status, headers, answer = call(f"{gateway}/v1/ocr", PAGE, "image/png")
-        elapsed = time.monotonic() - start
+        status, headers, answer, elapsed = timed_call(f"{gateway}/v1/ocr", PAGE)
         finish(others)
         assert status == 503 and int(headers["Retry-After"]) > 0
         assert "the service is overloaded" in json.loads(answer)["error"]
-        assert elapsed < 1.0  # not waited out in the gateway
+        # slowed by the delay, so a caller's tight loop slows too; not waited out
+        assert float(DELAY_S) <= elapsed < float(DELAY_S) + 1.0
         assert shed(gateway, "service") == 1 and shed(gateway, "gateway") == 0
 
 
-def test_the_gateway_refuses_beyond_its_own_bound(small_queue):
-    with running_gateway(small_queue.grpc, "--max-in-flight", "1") as gateway:
+def test_the_gateway_refuses_beyond_its_own_bound_and_one_callers_share(small_queue):
+    """--max-in-flight 2 in all, --max-per-client 1: a caller with one upload in flight gets a
+    429 for a second, another caller (X-Forwarded-For, trusted from loopback) is let in; a third
+    caller then finds the gateway full, a 503. Each refusal comes after the delay, unread."""
+    arguments = ("--max-in-flight", "2", "--max-per-client", "1", "--refusal-delay", DELAY_S)
+    with running_gateway(small_queue.grpc, *arguments) as gateway:
         body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
-        status, headers, answer = call(f"{gateway}/v1/ocr", PAGE, "image/png")
+        status, headers, answer, elapsed = timed_call(f"{gateway}/v1/ocr", PAGE)
+        assert status == 429 and int(headers["Retry-After"]) > 0
+        assert "too many uploads from one caller" in json.loads(answer)["error"]
+        assert float(DELAY_S) <= elapsed < float(DELAY_S) + 1.0
+        second = slow_upload(gateway, headers="X-Forwarded-For: 192.0.2.7\r\n")
+        time.sleep(0.5)
+        third = {"X-Forwarded-For": "192.0.2.8"}
+        status, headers, answer, elapsed = timed_call(f"{gateway}/v1/ocr", PAGE, third)
         assert status == 503 and int(headers["Retry-After"]) > 0
         assert "the gateway is overloaded" in json.loads(answer)["error"]
+        assert float(DELAY_S) <= elapsed < float(DELAY_S) + 1.0
+        second.close()
         finish([long])
         assert long[1][0][0] == 200  # the one let in is answered
-        assert shed(gateway, "gateway") == 1
+        assert shed(gateway, "client") == 1 and shed(gateway, "gateway") == 1
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 200  # room again
 
 
@@ -314,9 +337,11 @@ def every_sample(server: Endpoints, gateway: str) -> list:
 
 def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
     """The HPA's triton_ocr_shed_per_second, as its prometheus-adapter rule adds it up from the
-    server's and the gateway's real /metrics: one refusal of each kind it counts, each once."""
+    server's and the gateway's real /metrics: one refusal of each kind it counts, each once, and
+    not one caller's refusal beyond its own share (more pods are no answer to that)."""
     query = rule("triton_ocr_shed_per_second")["metricsQuery"]
-    with running_gateway(small_queue.grpc, "--max-in-flight", "1") as gateway:
+    bounds = ("--max-in-flight", "1", "--max-per-client", "1", "--refusal-delay", "0")
+    with running_gateway(small_queue.grpc, *bounds) as gateway:
         before = rule_sum(query, every_sample(small_queue, gateway))
         inside, _ = hold_the_ensemble(small_queue)
         assert isinstance(ensemble_call(grpcclient, small_queue.grpc), InferenceServerException)
@@ -328,7 +353,9 @@ def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
         body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
-        assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 503  # 3: the gateway's bound
+        assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 429  # its share: not counted
+        other = {"X-Forwarded-For": "192.0.2.9"}
+        assert call(f"{gateway}/v1/ocr", PAGE, "image/png", other)[0] == 503  # 3: the bound
         finish([long])
         others = full_queue(small_queue)
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 503  # 4: passed on

@@ -3,10 +3,11 @@
 A client of the service like any other (triton_ocr.client over gRPC's asyncio API, a few
 channels shared by all requests), so a gateway can run beside Triton or anywhere that reaches
 it. Every answer to a caller's bad input is a problem+json `{"error": …}` with a 4xx status;
-the service busy or starting is a 503 with Retry-After, a timeout a 504. Overload is passed on at
-once, not waited out here: beyond `max_in_flight` uploads (admission.py), or when the service
-refuses one as overloaded, the caller gets a 503 that says so, and backs off. Request contents
-are never logged.
+the service busy or starting is a 503 with Retry-After, a timeout a 504. Overload is not waited
+out here: beyond `max_in_flight` uploads in all or `max_per_client` from one caller
+(admission.py), or when the service refuses one as overloaded, the caller gets a 503 (a 429 for
+its own share) that says so after `refusal_delay_s`, and backs off. Request contents are never
+logged.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
 from triton_ocr.client.client import jsonl_records, page_record, render_text
 from triton_ocr.client.ocr_client import is_overload
 
-from .admission import Admission
+from .admission import Admission, Refusal
+from .settings import GatewaySettings
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
 FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
@@ -58,18 +60,6 @@ RETRY_AFTER_S = 2
 STATUSES = {"StatusCode.INVALID_ARGUMENT": 400, "StatusCode.UNAVAILABLE": 503}
 TIMEOUTS = ("StatusCode.DEADLINE_EXCEEDED",)
 GATEWAY_PARAMETERS = ("format", "words")  # the rest of the query goes to `ocr`
-
-
-@dataclass(frozen=True)
-class GatewaySettings:
-    triton_url: str  # the service's gRPC address, host:port
-    timeout_s: float = 120.0  # per request, retries included
-    max_body_bytes: int | None = None  # None: the server's max_image_bytes
-    token: str | None = None  # a bearer token callers must send (None: no auth)
-    channels: int = 2  # gRPC channels shared by all requests
-    # uploads answered at once; beyond, a 503 at once. One pod's `ocr` holds its instances'
-    # requests and max_queue_size (12) waiting before it refuses (docs/reliability.md, Overload)
-    max_in_flight: int = 16
 
 
 class Problem(Exception):
@@ -192,16 +182,23 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         retry_after = RETRY_AFTER_S if exc.status_code == 503 else None
         return problem(exc.status_code, str(exc.detail), retry_after)
 
-    def refuse(in_flight: int) -> Response:
-        metrics.shed.labels("gateway").inc()
+    def refuse(why: Refusal) -> Response:
+        metrics.shed.labels("client" if why.per_client else "gateway").inc()
+        said = "too many uploads from one caller" if why.per_client else "the gateway is overloaded"
         message = (
-            f"the gateway is overloaded: {in_flight} uploads are being answered, at most "
-            f"{settings.max_in_flight} at once; send again after {RETRY_AFTER_S} s"
+            f"{said}: {why.in_flight} uploads are being answered, at most {why.limit} at once; "
+            f"send again after {RETRY_AFTER_S} s"
         )
-        return problem(503, message, RETRY_AFTER_S)
+        return problem(429 if why.per_client else 503, message, RETRY_AFTER_S)
 
     # inside the token check (middleware added later wraps it): only callers let in are counted
-    app.add_middleware(Admission, limit=max(1, settings.max_in_flight), refuse=refuse)
+    app.add_middleware(
+        Admission,
+        limit=max(1, settings.max_in_flight),
+        per_client=max(1, settings.max_per_client),
+        refuse=refuse,
+        delay_s=settings.refusal_delay_s,
+    )
 
     @app.middleware("http")
     async def bearer(request: Request, call_next):
@@ -255,6 +252,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
             response = problem(exc.status, str(exc), getattr(exc, "retry_after", None))
             if getattr(exc, "shed", False):
                 metrics.shed.labels("service").inc()
+                await asyncio.sleep(settings.refusal_delay_s)  # as the gateway's own refusals
         label = chosen if chosen in FORMATS else "invalid"
         metrics.requests.labels(label, str(response.status_code)).inc()
         metrics.seconds.labels(label).observe(time.perf_counter() - start)
