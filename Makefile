@@ -25,8 +25,9 @@ PERF_DIR := .perf-analyzer
 PERF_ANALYZER := $(PERF_DIR)/perf_analyzer
 LIBB64_VERSION ?= 1.2-5+b1
 LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e82
-# Debian's packages the page's browser test drives (tests/e2e/test_page.py)
-CHROMIUM_PACKAGES := chromium chromium-driver
+# Debian's packages the tests drive: the page's browser (tests/e2e/test_page.py) and the NGINX
+# that deploy-check runs `nginx -t` with and tests/e2e/test_proxy.py runs in front of the gateway
+TEST_PACKAGES := chromium chromium-driver nginx-light
 
 .PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export serve lock clean
 
@@ -45,19 +46,19 @@ endef
 
 # Create the virtual environment from the dev lock (the package, the local Triton runtime and
 # the dev tools), and make sure the Python backend stub can run (installs libpython if missing);
-# OCRmyPDF, in the dev lock for the plugin, gets Debian's Ghostscript the same way, and the
-# gateway page's browser test (tests/e2e/test_page.py) Debian's headless Chromium and its
-# chromedriver, where they are missing and this is root with apt-get (a test need, not the
-# runtime's; without them the test skips, and fails in CI).
+# OCRmyPDF, in the dev lock for the plugin, gets Debian's Ghostscript the same way, and the tests
+# Debian's headless Chromium and its chromedriver (the gateway page's browser test) and NGINX (the
+# proxy's), where they are missing and this is root with apt-get (a test need, not the runtime's;
+# without them those tests skip, and fail in CI).
 $(STAMP): pyproject.toml locks/dev.txt
 	$(call locked_venv,$(VENV),locks/dev.txt)
 	$(BIN)/triton-ocr doctor --fix
-	@if ! { command -v chromium && command -v chromedriver; } >/dev/null \
+	@if ! { command -v chromium && command -v chromedriver && PATH="$$PATH:/usr/sbin" command -v nginx; } >/dev/null \
 		&& command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
-		echo "installing $(CHROMIUM_PACKAGES) for the page's browser test"; \
+		echo "installing $(TEST_PACKAGES) for the page's browser test and the proxy's tests"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_PACKAGES) >/dev/null \
-		|| echo "note: apt-get did not install $(CHROMIUM_PACKAGES): the page's browser test cannot run"; \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_PACKAGES) >/dev/null \
+		|| echo "note: apt-get did not install $(TEST_PACKAGES): the browser and proxy tests cannot run"; \
 	fi
 	touch $(STAMP)
 

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from tests.conftest import ROOT
 from triton_ocr.cli import app
 from triton_ocr.gateway import app as gateway_app
+from triton_ocr.gateway.settings import GatewaySettings
 from triton_ocr.runtime.flags import (
     ADMIN_KEY_ENV,
     EXIT_TIMEOUT_S,
@@ -42,7 +43,8 @@ from triton_ocr.tools.deploy_check import (
 DEPLOY = ROOT / "deploy"
 OVERLAYS = [p.name for p in overlays(DEPLOY)]
 HEALTH = {"readinessProbe": "/v2/health/ready", "livenessProbe": "/v2/health/live"}
-SERVER, GATEWAY = "triton-ocr", "gateway"  # the pod's containers
+SERVER, GATEWAY, PROXY = "triton-ocr", "gateway", "proxy"  # the pod's containers
+PROXY_CONF = DEPLOY / "kubernetes" / "base" / "proxy" / "rest.conf"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("kubectl") is None, reason="kubectl renders the Kustomize overlays"
@@ -56,7 +58,7 @@ def rendered(overlay: str) -> dict[str, dict]:
 
 def container(deployment: dict, name: str = SERVER) -> dict:
     containers = deployment["spec"]["template"]["spec"]["containers"]
-    assert sorted(c["name"] for c in containers) == sorted([SERVER, GATEWAY])
+    assert sorted(c["name"] for c in containers) == sorted([SERVER, GATEWAY, PROXY])
     (found,) = [c for c in containers if c["name"] == name]
     return found
 
@@ -156,9 +158,9 @@ def test_ports_and_probes_are_what_serve_binds_and_answers(overlay):
         get = spec[probe]["httpGet"]
         assert get["port"] == "http", probe
         assert get["path"] == HEALTH.get(probe, HEALTH["readinessProbe"]), probe
-    gateway = container(found["Deployment"], GATEWAY)
-    rest = {p["name"]: p["containerPort"] for p in gateway["ports"]}
-    assert rest == {"rest": REST_PORT}
+    proxy = container(found["Deployment"], PROXY)
+    rest = {p["name"]: p["containerPort"] for p in proxy["ports"]}
+    assert rest == {"rest": REST_PORT}  # callers reach the gateway through the proxy only
     service = {p["name"]: (p["port"], p["targetPort"]) for p in found["Service"]["spec"]["ports"]}
     assert service == {name: (port, name) for name, port in {**ports, **rest}.items()}
     selector = found["Service"]["spec"]["selector"].items()
@@ -215,8 +217,38 @@ def test_the_gateway_calls_the_server_over_the_pods_loopback(overlay, monkeypatc
         settings, host, port = run_gateway(command, env, monkeypatch)
         assert settings.token == given
     assert settings.triton_url == f"127.0.0.1:{grpc}" and grpc == served["grpc_port"]
-    assert host == "0.0.0.0" and port == REST_PORT
+    assert host == "0.0.0.0" and port == behind_the_proxy()
+    assert {p["name"]: p["containerPort"] for p in spec["ports"]} == {"gateway": port}
     assert "nvidia.com/gpu" not in spec["resources"]["limits"]
+
+
+def behind_the_proxy() -> int:
+    """The gateway's port, as the proxy's configuration passes to it over the pod's loopback."""
+    (port,) = re.findall(r"server 127\.0\.0\.1:(\d+);", PROXY_CONF.read_text())
+    return int(port)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_proxy_serves_its_configuration_on_the_rest_port_with_the_gateways_bounds(overlay):
+    """The ConfigMap made from proxy/rest.conf is the whole of NGINX's conf.d (the image's own
+    default server would listen on 8080 too); it listens where the Service sends REST callers,
+    limits a caller to the uploads the gateway lets one caller have, and tells refused callers
+    when to come back."""
+    found = load_documents(kustomize(DEPLOY / "kubernetes" / "overlays" / overlay))
+    deployment = next(d for d in found if d["kind"] == "Deployment")
+    proxy = container(deployment, PROXY)
+    (mount,) = proxy["volumeMounts"]
+    assert mount["mountPath"] == "/etc/nginx/conf.d" and mount["readOnly"] is True
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    name = volumes[mount["name"]]["configMap"]["name"]
+    (config_map,) = [d for d in found if d["kind"] == "ConfigMap"]
+    assert config_map["metadata"]["name"] == name
+    assert config_map["data"] == {"rest.conf": PROXY_CONF.read_text()}
+    conf = PROXY_CONF.read_text()
+    assert re.search(rf"^\s*listen {REST_PORT};", conf, re.M)
+    (per_caller,) = re.findall(r"limit_conn triton_ocr_callers (\d+);", conf)
+    assert int(per_caller) == GatewaySettings.max_per_client
+    assert "add_header Retry-After" in conf and "proxy_request_buffering off;" in conf
 
 
 def test_the_gateway_is_probed_where_it_answers():
@@ -229,7 +261,7 @@ def test_the_gateway_is_probed_where_it_answers():
     for overlay in OVERLAYS:
         spec = container(rendered(overlay)["Deployment"], GATEWAY)
         for probe, path in paths.items():
-            assert spec[probe]["httpGet"] == {"path": path, "port": "rest"}, (overlay, probe)
+            assert spec[probe]["httpGet"] == {"path": path, "port": "gateway"}, (overlay, probe)
             assert path in routes
 
 

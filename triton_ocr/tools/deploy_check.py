@@ -1,5 +1,6 @@
 """`triton-ocr deploy-check` (`make deploy-check`): every manifest in deploy/ checked against the
-schema of its kind, without a cluster.
+schema of its kind, and every NGINX configuration a ConfigMap carries checked by `nginx -t`,
+without a cluster.
 
 The Kustomize overlays are rendered by kubectl's built-in Kustomize (the real one), the other
 manifests read as they are. Kinds Kubernetes defines are validated with `kubernetes-validate`
@@ -12,10 +13,13 @@ same way.
 from __future__ import annotations
 
 import copy
+import getpass
 import gzip
 import json
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +33,7 @@ CUSTOM_SCHEMAS = {
     ("serving.kserve.io/v1beta1", "InferenceService"): "inferenceservice.serving.kserve.io-v1beta1",
 }
 KUSTOMIZATION = "kustomization.yaml"
+NGINX_CONF_D = "/etc/nginx/conf.d"  # where the proxy container mounts its ConfigMap
 
 
 @dataclass(frozen=True)
@@ -143,7 +148,64 @@ def check_deploy(deploy: Path) -> Report:
         against, errors = validate(manifest, deploy)
         report.checked.append((manifest, against))
         report.errors += [f"{manifest.source}: {manifest.name}: {e}" for e in errors]
+        for name, text in proxy_configs(manifest).items():
+            report.checked.append((manifest, f"nginx -t ({name})"))
+            report.errors += [
+                f"{manifest.source}: {manifest.name}: {name}: {e}" for e in nginx_errors(text)
+            ]
     return report
+
+
+def nginx() -> str:
+    found = shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+    if found is None:
+        raise FileNotFoundError(
+            "nginx checks the proxy's configuration (nginx -t): install it "
+            "(apt-get install nginx-light), no server is started"
+        )
+    return found
+
+
+def nginx_main(prefix: Path, included: Path) -> str:
+    """A main configuration around `included` (a conf.d file, read inside http {}), as the
+    proxy image's nginx.conf holds it: everything NGINX writes kept under `prefix`."""
+    temp = "\n".join(
+        f"    {kind}_temp_path {prefix / kind};" for kind in ("client_body", "proxy", "fastcgi")
+    )
+    return (
+        f"user {getpass.getuser()};\nworker_processes 1;\ndaemon off;\n"
+        f"pid {prefix / 'nginx.pid'};\nerror_log {prefix / 'error.log'} warn;\n"
+        "events { worker_connections 1024; }\n"
+        f"http {{\n    access_log off;\n{temp}\n"
+        f"    uwsgi_temp_path {prefix / 'uwsgi'};\n    scgi_temp_path {prefix / 'scgi'};\n"
+        f"    include {included};\n}}\n"
+    )
+
+
+def proxy_configs(manifest: Manifest) -> dict[str, str]:
+    """A ConfigMap's NGINX server files (name -> text): the ones a container mounts at
+    NGINX_CONF_D. Any other manifest: none."""
+    document = manifest.document
+    if document.get("kind") != "ConfigMap":
+        return {}
+    return {k: v for k, v in document.get("data", {}).items() if k.endswith(".conf")}
+
+
+def nginx_errors(text: str) -> list[str]:
+    """What `nginx -t` says is wrong with one conf.d file (none when it is valid)."""
+    with tempfile.TemporaryDirectory(prefix="triton-ocr-nginx-") as folder:
+        prefix = Path(folder)
+        included = prefix / "server.conf"
+        included.write_text(text)
+        (prefix / "nginx.conf").write_text(nginx_main(prefix, included))
+        done = subprocess.run(
+            [nginx(), "-t", "-q", "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    said = [line for line in done.stderr.splitlines() if "[emerg]" in line or "[alert]" in line]
+    return said or ([done.stderr.strip() or "nginx -t failed"] if done.returncode else [])
 
 
 def run_deploy_check(deploy: Path) -> int:
