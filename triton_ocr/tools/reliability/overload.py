@@ -1,17 +1,21 @@
 """`triton-ocr overload`: a busy client fleet against each entry point, and what it gets back.
 
-N clients each send a real image over HTTP and send again as soon as they are answered (a
-refused one waits and tries again, backing off as the project's clients do), for T seconds, at
-each entry point in turn: `ensemble_model` and `ocr` on Triton's HTTP port, `rest` the REST
-gateway in front of `ocr` (a fresh server per entry point, so one run's queue and memory do not
-leak into the next). Each answer is counted as done, shed (an overload refusal: UNAVAILABLE or
-503, a queue full, a request's deadline gone, the ensemble's or the gateway's bound) or another
-error; the accepted requests' latency percentiles, the throughput and the peak growth of the
-resident memory of the server, its stubs and the gateway over the idle server are reported.
+Fleets of N clients each send a real image and send the next as soon as they are answered (the
+images in one order the fleet shares, so every fleet reads about the same mix), for T seconds,
+at each entry point in turn: `ensemble_model` and `ocr` on Triton's HTTP or gRPC port, `rest`
+the REST gateway in front of `ocr` (a fresh server per entry point and protocol, so one run's
+queue and memory do not leak into the next). A refused client waits as its kind does
+(BEHAVIOURS): as the project's clients (`project`), not at all (`impatient`, as many scripts do),
+or 0.25 s doubling to 4 s whatever the server asked (`polite`). Each answer is counted as done,
+shed (an overload refusal: UNAVAILABLE, 503 or 429, a queue full, a request's deadline gone, the
+ensemble's or the gateway's bound) or another error; the accepted requests' throughput (also as
+a share of the first fleet's, run unloaded), latency percentiles and the peak growth of the
+resident memory of the server, its stubs and the gateway are reported.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import tempfile
@@ -35,6 +39,36 @@ from .payloads import connect, infer_raw
 
 BACKOFF_S = 0.5  # the clients' default first wait (ClientOptions.backoff)
 REST = "rest"  # the REST gateway in front of `ocr`, driven like the two Triton entry points
+POLITE_FIRST_S, POLITE_MOST_S = 0.25, 4.0  # a generic script's backoff after a refusal
+BEHAVIOURS = ("project", "impatient", "polite")
+
+
+def wait_after_refusal(behaviour: str, error: Exception, refusals: int) -> float:
+    """Seconds a client of kind `behaviour` waits after its `refusals`-th refusal in a row
+    (0-based): the project's clients' retry_wait (doubling from 0.5 s, jittered, at least the
+    Retry-After asked), nothing, or a generic script's 0.25 s doubling to 4 s."""
+    if behaviour == "impatient":
+        return 0.0
+    if behaviour == "polite":
+        return min(POLITE_MOST_S, POLITE_FIRST_S * 2.0 ** min(refusals, 32))
+    return retry_wait(error, refusals, 0, BACKOFF_S, float("inf")) or 0.0
+
+
+@dataclass(frozen=True)
+class Fleet:
+    clients: int
+    behaviour: str = "project"  # one of BEHAVIOURS
+
+    @classmethod
+    def parse(cls, spec: str) -> Fleet:
+        """`N` or `N/behaviour`: ValueError naming what is wrong."""
+        count, _, behaviour = spec.strip().partition("/")
+        behaviour = behaviour.strip() or "project"
+        if not count.strip().isdigit() or int(count) < 1:
+            raise ValueError(f"{spec!r}: the clients must be a count of at least 1")
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"{spec!r}: the behaviour must be one of {', '.join(BEHAVIOURS)}")
+        return cls(int(count), behaviour)
 
 
 def outcome_of(error: Exception | None) -> str:
@@ -72,6 +106,7 @@ def summary(tally: Tally, seconds: float, rss_idle: int, rss_peak: int) -> dict:
         "p50_ms": round(float(np.percentile(latencies, 50)), 1) if latencies.size else None,
         "p99_ms": round(float(np.percentile(latencies, 99)), 1) if latencies.size else None,
         "rss_idle_mib": round(rss_idle / 2**20, 1),
+        "rss_peak_mib": round(rss_peak / 2**20, 1),
         "rss_peak_growth_mib": round((rss_peak - rss_idle) / 2**20, 1),
         "problems": tally.problems,
     }
@@ -82,9 +117,10 @@ class Sender:
     and raises what the entry point refused with (a refusal as an InferenceServerException,
     with the Retry-After it asked for, if any, as `retry_after`)."""
 
-    def __init__(self, url: str, entry_point: str) -> None:
+    def __init__(self, url: str, entry_point: str, protocol: str = "http") -> None:
         self.url, self.entry_point = url, entry_point
-        self.module, self.client = (None, None) if entry_point == REST else connect("http", url)
+        rest = entry_point == REST
+        self.module, self.client = (None, None) if rest else connect(protocol, url)
 
     def send(self, data: bytes) -> None:
         if self.entry_point == REST:
@@ -110,17 +146,24 @@ def post_upload(base: str, data: bytes) -> None:
         raise hinted_refusal(answer.read(), answer.code, asked) from None
 
 
-def client_loop(
-    url: str, entry_point: str, images: Sequence[bytes], seed: int, until: float, tally: Tally
-):
-    """One client, as the project's clients behave: send, and once answered send the next image
-    at once; once refused as overloaded, wait as they do (retry_wait: doubling, capped,
-    jittered, at least the Retry-After asked for) and try it again."""
-    sender = Sender(url, entry_point)
-    k, refusals = seed, 0
+class Feed:
+    """The images a fleet sends, one after the other in one order shared by all its clients,
+    so that every fleet reads about the same mix of quick and slow images in its run."""
+
+    def __init__(self, images: Sequence[bytes]) -> None:
+        self.images, self.sent = images, itertools.count()
+
+    def next(self) -> bytes:
+        return self.images[next(self.sent) % len(self.images)]  # count(): atomic under the GIL
+
+
+def client_loop(target: Target, fleet: Fleet, feed: Feed, until: float, tally: Tally) -> None:
+    """One client: send, and once answered send the next image at once; once refused as
+    overloaded, wait as its kind does (wait_after_refusal) and try the same image again."""
+    sender = Sender(target.url, target.entry_point, target.protocol)
+    data, refusals = feed.next(), 0
     try:
         while time.monotonic() < until:
-            data = images[k % len(images)]
             start = time.monotonic()
             error = None
             try:
@@ -130,22 +173,35 @@ def client_loop(
             outcome = outcome_of(error)
             tally.add(outcome, time.monotonic() - start, error)
             if outcome == "shed":
-                left = until - time.monotonic()
-                delay = retry_wait(error, refusals, 0, BACKOFF_S, float("inf"))
+                delay = wait_after_refusal(fleet.behaviour, error, refusals)
                 refusals += 1
-                time.sleep(max(0.0, min(delay or 0.0, left)))
+                time.sleep(max(0.0, min(delay, until - time.monotonic())))
             else:
-                k, refusals = k + 1, 0
+                data, refusals = feed.next(), 0
     finally:
         sender.close()
 
 
 @dataclass(frozen=True)
+class Target:
+    """Where a fleet sends: an entry point over a protocol at `url`."""
+
+    entry_point: str
+    protocol: str  # "http" or "grpc"; the gateway's is http
+    url: str
+
+    @property
+    def name(self) -> str:
+        return REST if self.entry_point == REST else f"{self.entry_point} ({self.protocol})"
+
+
+@dataclass(frozen=True)
 class OverloadOptions:
     repository: Repository  # the pack served (its models exported)
-    clients: tuple[int, ...]  # fleet sizes, one run each
+    fleets: tuple[Fleet, ...]  # one run each, in turn; the first is the unloaded reference
     seconds: float  # how long each run sends
     entry_points: tuple[str, ...]
+    protocols: tuple[str, ...]  # the Triton entry points' ("http", "grpc"); rest is HTTP
     shared_eval: Path | None  # real images to send (rendered ones when absent)
     out_dir: Path  # overload.json
     sample_every_s: float = 1.0  # memory sampling period
@@ -157,17 +213,15 @@ def resident(pids: Sequence[int]) -> int:
     return sample(server, 0).total_rss + sum(rss_bytes(pid) for pid in others)
 
 
-def run_fleet(
-    pids: Sequence[int], url: str, entry_point: str, images: list[bytes], n: int, s: float
-):
-    """N clients for `s` seconds against a running server (its pid first, then the gateway's,
-    if any): the run's summary row."""
-    tally = Tally()
+def run_fleet(pids: Sequence[int], target: Target, images: list[bytes], fleet: Fleet, s: float):
+    """A fleet for `s` seconds against a running server (its pid first, then the gateway's, if
+    any): the run's summary row."""
+    tally, feed = Tally(), Feed(images)
     idle = peak = resident(pids)
     until = time.monotonic() + s
     threads = [
-        threading.Thread(target=client_loop, args=(url, entry_point, images, k, until, tally))
-        for k in range(n)
+        threading.Thread(target=client_loop, args=(target, fleet, feed, until, tally))
+        for _ in range(fleet.clients)
     ]
     start = time.monotonic()
     for thread in threads:
@@ -178,14 +232,23 @@ def run_fleet(
     return summary(tally, time.monotonic() - start, idle, peak)
 
 
+def targets(entry_points: Sequence[str], protocols: Sequence[str]) -> list[tuple[str, str]]:
+    """(entry point, protocol) pairs, in order: the gateway once, over HTTP."""
+    return [
+        (name, protocol)
+        for name in entry_points
+        for protocol in (("http",) if name == REST else protocols)
+    ]
+
+
 def run_overload(options: OverloadOptions) -> dict:
-    """Every entry point at every fleet size; write overload.json and print the table."""
+    """Every fleet at every entry point and protocol; write overload.json, print the table."""
     from triton_ocr.runtime.flags import ServerOptions, free_ports
     from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
 
     images = [data for _, data in bench_images(options.shared_eval)]
     rows = []
-    for entry_point in options.entry_points:
+    for entry_point, protocol in targets(options.entry_points, options.protocols):
         http, grpc, metrics, rest = free_ports(4)
         repository = options.repository
         opts = ServerOptions(
@@ -196,20 +259,35 @@ def run_overload(options: OverloadOptions) -> dict:
             running_server(opts, log_file=Path(tmp) / "tritonserver.log") as server,
         ):
             gateway = None
-            url = f"127.0.0.1:{http}"
+            target = Target(
+                entry_point, protocol, f"127.0.0.1:{grpc if protocol == 'grpc' else http}"
+            )
             if entry_point == REST:
                 gateway = gateway_process("127.0.0.1", grpc, rest)
-                url = f"http://127.0.0.1:{rest}"
-                wait_until_ready(gateway, url)
+                target = Target(REST, "http", f"http://127.0.0.1:{rest}")
+                wait_until_ready(gateway, target.url)
             try:
                 pids = [server.pid] + ([gateway.pid] if gateway else [])
-                sender = Sender(url, entry_point)
+                sender = Sender(target.url, target.entry_point, target.protocol)
                 for data in images:  # warm every shape once: the first calls compile
                     sender.send(data)
                 sender.close()
-                for n in options.clients:
-                    row = {"entry_point": entry_point, "clients": n, "seconds": options.seconds}
-                    row |= run_fleet(pids, url, entry_point, images, n, options.seconds)
+                start = resident(pids)
+                unloaded = None
+                for fleet in options.fleets:
+                    row = {
+                        "entry_point": target.name,
+                        "clients": fleet.clients,
+                        "behaviour": fleet.behaviour,
+                        "seconds": options.seconds,
+                    }
+                    row |= run_fleet(pids, target, images, fleet, options.seconds)
+                    if unloaded is None:  # the first fleet's is the reference
+                        unloaded = row["accepted_per_s"]
+                    row["of_unloaded"] = (
+                        round(row["accepted_per_s"] / unloaded, 2) if unloaded else None
+                    )
+                    row["rss_growth_from_start_mib"] = round(row["rss_peak_mib"] - start / 2**20, 1)
                     row["server_alive"] = server.poll() is None
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr)
@@ -226,14 +304,15 @@ def run_overload(options: OverloadOptions) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     print(
-        "| entry point | clients | done | shed | other errors | accepted/s | p50 s | p99 s | "
-        "RSS peak growth MiB |"
+        "| entry point | clients | done | shed | other errors | accepted/s | of unloaded "
+        "| p50 s | p99 s | RSS peak growth MiB |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         p50 = "-" if r["p50_ms"] is None else f"{r['p50_ms'] / 1000:.1f}"
         p99 = "-" if r["p99_ms"] is None else f"{r['p99_ms'] / 1000:.1f}"
         print(
-            f"| {r['entry_point']} | {r['clients']} | {r['done']} | {r['shed']} | {r['error']} "
-            f"| {r['accepted_per_s']} | {p50} | {p99} | {r['rss_peak_growth_mib']} |"
+            f"| {r['entry_point']} | {r['clients']} {r['behaviour']} | {r['done']} | {r['shed']} "
+            f"| {r['error']} | {r['accepted_per_s']} | {r['of_unloaded']} | {p50} | {p99} "
+            f"| {r['rss_peak_growth_mib']} |"
         )
