@@ -31,21 +31,6 @@ def ctc_greedy_decode(
     return results
 
 
-def ctc_decode_probabilities(
-    probabilities: np.ndarray, alphabet: Sequence[str], blank_index: int = 0
-) -> list[tuple[str, float]]:
-    """Decode a recognizer's class probabilities [N, T, C] (greedy best path)."""
-    if probabilities.ndim != 3:
-        raise ValueError(f"expected [N, T, C] probabilities, got shape {probabilities.shape}")
-    if probabilities.shape[2] != len(alphabet):
-        raise ValueError(
-            f"recognizer has {probabilities.shape[2]} classes but the alphabet has {len(alphabet)}"
-        )
-    return ctc_greedy_decode(
-        probabilities.argmax(axis=2), probabilities.max(axis=2), alphabet, blank_index
-    )
-
-
 def ctc_runs(
     classes: np.ndarray, scores: np.ndarray, blank: int = 0
 ) -> list[tuple[int, int, int, float]]:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import block_boxes
-from .ctc import ctc_greedy_decode
 from .geometry import turned_back
 from .words import Words
 
@@ -93,26 +92,3 @@ def rival_reading(
     lengths = [len(decoded[i][0]) for i in boxes]
     boxes_score = float(np.average([decoded[i][1] for i in boxes], weights=lengths))
     return [last] if decoded[last][1] >= boxes_score - margin else boxes
-
-
-def select_texts(
-    decoded: Sequence[tuple[str, float]], quads: np.ndarray, text_score: float
-) -> Texts:
-    """Keep the decoded texts that are non-blank and at least `text_score` confident."""
-    return Texts.of(decoded, quads, strong_texts(decoded, text_score))
-
-
-def read_texts(
-    best_class: np.ndarray,
-    best_score: np.ndarray,
-    quads: np.ndarray,
-    alphabet: Sequence[str],
-    text_score: float,
-) -> Texts:
-    """Decode the best path [N, T] of the len(quads) crops and drop weak or empty texts.
-
-    Rows beyond len(quads) (a padding row of a recognizer batch) are ignored.
-    """
-    n = len(quads)
-    decoded = ctc_greedy_decode(best_class[:n], best_score[:n], alphabet) if n else []
-    return select_texts(decoded, quads, text_score)

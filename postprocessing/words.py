@@ -89,12 +89,6 @@ def split_units(units: Sequence[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def split_words(characters: str) -> list[tuple[int, int]]:
-    """[start, end) character index ranges of the words of a text: "Total: 12.50 EUR" -> 3
-    words, "東京 Tower" -> "東", "京", "Tower", "ab東c" -> "ab", "東", "c"."""
-    return split_units(list(characters))
-
-
 def character_pitches(units: Sequence[str], centres: np.ndarray, row_width: float) -> np.ndarray:
     """Each character's pitch (row pixels): the median distance between the centres of
     neighbouring non-space characters of its kind (CJK or not) in the line; for a kind with no

@@ -41,7 +41,6 @@ from .header import (
     image_header,
     is_pdf,
     orientation_of,
-    page_count_of_tiff,
     stored_size,
 )
 
@@ -67,11 +66,6 @@ PDF_LOAD_ERRORS = {
 
 def never() -> bool:
     return False
-
-
-def is_document(data: bytes) -> bool:
-    """Whether the bytes hold pages rather than one image: a PDF, or a TIFF of 2+ pages."""
-    return is_pdf(data) or page_count_of_tiff(data) > 1
 
 
 class Pages:

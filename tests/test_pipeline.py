@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPOSITORY
+from tests.samples import render_blank
 from triton_ocr.config.packs import DEFAULT_PACK
 from triton_ocr.config.repository import Repository
 from triton_ocr.config.requests import with_overrides
@@ -19,7 +20,7 @@ from triton_ocr.pipeline import (
     recognize_rows,
 )
 from triton_ocr.settings import Grouping, Orientation, PipelineSettings, TextFilter
-from triton_ocr.tools.samples import render, render_blank
+from triton_ocr.tools.samples import render
 
 ALPHABET = ["", "a", "b"]
 
@@ -351,3 +352,24 @@ def test_orientation_settings_are_checked():
     assert not settings("east-str").orientation.classify_orientation
     with pytest.raises(ValueError, match="3-channel"):
         with_overrides(settings("east-str"), {"classify_orientation": "true"})
+
+
+# --- read_lines on synthetic best paths ------------------------------------------------------
+
+LETTERS = ["", "a", "b", "c", " "]
+FILTER = TextFilter(text_score=0.5, rival_margin=0.0)
+
+
+def test_read_lines_drops_weak_texts_and_ignores_a_padding_row():
+    best_class = np.array([[1, 1], [2, 2], [3, 3]])  # "a", "b", and a padding row "c"
+    best_score = np.array([[0.9, 0.9], [0.3, 0.3], [0.9, 0.9]], np.float32)  # "b" is weak
+    quads = np.arange(2 * 8, dtype=np.float32).reshape(2, 4, 2)
+    out = read_lines(BestPath(best_class, best_score), quads, LETTERS, FILTER)
+    assert out.texts == ["a"]
+    assert np.array_equal(out.quads, quads[:1]) and out.scores.shape == (1,)
+
+
+def test_read_lines_without_boxes():
+    best = BestPath(np.zeros((1, 2), np.int64), np.zeros((1, 2), np.float32))
+    out = read_lines(best, np.zeros((0, 4, 2), np.float32), LETTERS, FILTER)
+    assert out.texts == [] and out.quads.shape == (0, 4, 2) and out.scores.shape == (0,)

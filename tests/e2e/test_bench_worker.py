@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.samples import render_blank
 from triton_ocr.config.packs import DEFAULT_PACK
 from triton_ocr.tools.bench.worker import FreshProcess
-from triton_ocr.tools.samples import render, render_blank
+from triton_ocr.tools.samples import render
 from triton_ocr.tools.workload import Row
 
 

@@ -19,12 +19,13 @@ from tritonclient.utils import InferenceServerException
 
 from tests.documents import encrypted_pdf, make_pdf, make_tiff
 from tests.e2e.conftest import Endpoints
+from tests.samples import word_ink_boxes
 from triton_ocr import contract
 from triton_ocr.client import AsyncOcrClient, OcrClient
 from triton_ocr.client.hocr import bbox_of
 from triton_ocr.tools.evaluation.metrics import normalize
 from triton_ocr.tools.reliability.payloads import connect, many_pages_pdf
-from triton_ocr.tools.samples import Placed, render, word_ink_boxes
+from triton_ocr.tools.samples import Placed, render
 
 CLI = Path(sys.executable).parent / "triton-ocr"
 INVALID = ("400", "StatusCode.INVALID_ARGUMENT")

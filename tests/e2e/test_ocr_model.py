@@ -8,11 +8,12 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import ROOT
+from tests.samples import english_grid, receipt, render_blank
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.preprocessing.header import ImageDecodeError
 from triton_ocr.tools.evaluation.metrics import normalize
-from triton_ocr.tools.samples import Placed, english_grid, receipt, render, render_blank
+from triton_ocr.tools.samples import Placed, render
 
 SAMPLE = render()
 SECOND = render(

@@ -28,6 +28,7 @@ from tritonclient.utils import InferenceServerException
 from tests.e2e.conftest import Endpoints
 from tests.e2e.test_deploy_metrics import rule, rule_sum, samples
 from tests.e2e.test_gateway import call, multipart, running_gateway, slow_upload
+from tests.samples import ENGLISH_LINES, layout_page
 from triton_ocr import contract
 from triton_ocr.client import OcrClient, ServerOverloaded
 from triton_ocr.client.ocr_client import (
@@ -39,7 +40,7 @@ from triton_ocr.client.ocr_client import (
 from triton_ocr.config.repository import Repository
 from triton_ocr.runtime.flags import ServerOptions, free_ports
 from triton_ocr.runtime.server import running_server
-from triton_ocr.tools.samples import ENGLISH_LINES, layout_page, render
+from triton_ocr.tools.samples import render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500)).png
 BUSY_PAGES = 12  # one request of these keeps the one instance busy for seconds on 2 cores

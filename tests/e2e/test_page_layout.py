@@ -11,6 +11,7 @@ import pytest
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import ROOT
+from tests.samples import ARTICLE, LAYOUTS, layout_page, wrapped
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import DETECTION_PREPROCESSING, PAGE_ORIENTATION
@@ -19,7 +20,7 @@ from triton_ocr.postprocessing.page_orientation import QUARTER_TURNS, turn_score
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.tools.evaluation.labels import load_samples, rotate_samples
 from triton_ocr.tools.evaluation.metrics import normalize, reading_order_pairs, tokens
-from triton_ocr.tools.samples import ARTICLE, LAYOUTS, Placed, Sample, layout_page, render, wrapped
+from triton_ocr.tools.samples import Placed, Sample, render
 
 LAYOUT_SCANS = ROOT / "tests" / "data" / "layout"
 # the content turned this many degrees clockwise -> the OpenCV turn that makes it so

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import serving_pack
+from tests.samples import ENGLISH_LINES
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import AlphabetSource, Repository
-from triton_ocr.tools.samples import ENGLISH_LINES, render
+from triton_ocr.tools.samples import render
 
 from .test_spaces import grid_misses
 

@@ -20,11 +20,12 @@ import pytest
 
 from tests.deploy.test_manifests import PROXY_CONF
 from tests.e2e.test_gateway import call, running_gateway, slow_upload
+from tests.samples import ENGLISH_LINES
 from triton_ocr.gateway.settings import GatewaySettings
 from triton_ocr.runtime.flags import free_ports
 from triton_ocr.runtime.server import wait_until_ready
 from triton_ocr.tools.deploy_check import nginx, nginx_main
-from triton_ocr.tools.samples import ENGLISH_LINES, render
+from triton_ocr.tools.samples import render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500)).png
 OTHER_CALLER = "127.0.0.2"  # Linux answers on the whole of 127/8: a second caller's address

@@ -14,10 +14,11 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from tests.conftest import ROOT
+from tests.samples import render_blank
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.tools.evaluation.metrics import normalize
-from triton_ocr.tools.samples import render, render_blank
+from triton_ocr.tools.samples import render
 
 from .conftest import Endpoints
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.samples import ENGLISH_LINES, english_grid, receipt
 from triton_ocr.client import OcrClient
-from triton_ocr.tools.samples import ENGLISH_LINES, english_grid, receipt, render
+from triton_ocr.tools.samples import render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500))
 

@@ -17,7 +17,7 @@ from triton_ocr.postprocessing.geometry import (
     order_quad,
     to_original,
 )
-from triton_ocr.postprocessing.words import Words, line_words, split_words, text_words
+from triton_ocr.postprocessing.words import Words, line_words, split_units, text_words
 from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.orientation import turn_over
 
@@ -110,10 +110,10 @@ def test_to_crop_moves_pixels_as_the_crop_does(quad):
 
 
 def words_of(text: str) -> list[str]:
-    return [text[a:b] for a, b in split_words(text)]
+    return [text[a:b] for a, b in split_units(list(text))]
 
 
-def test_split_words():
+def test_split_units_into_words():
     assert words_of("Total: 12.50 EUR") == ["Total:", "12.50", "EUR"]
     assert words_of("東京 Tower") == ["東", "京", "Tower"]
     assert words_of("ab東c") == ["ab", "東", "c"]
@@ -123,8 +123,9 @@ def test_split_words():
     assert words_of("한국어 OK") == ["한", "국", "어", "OK"]
     assert words_of("ＡＢ 1") == ["Ａ", "Ｂ", "1"]
     assert words_of("東\u3000京") == ["東", "京"]  # the ideographic space separates too
-    assert split_words("") == [] and split_words("   ") == []
-    assert split_words("Total: 12.50 EUR") == [(0, 6), (7, 12), (13, 16)]
+    assert split_units([]) == [] and split_units(list("   ")) == []
+    assert split_units(list("Total: 12.50 EUR")) == [(0, 6), (7, 12), (13, 16)]
+    assert split_units(["ab", "", "c d"]) == [(0, 1), (2, 3)]  # alphabet entries, not letters
 
 
 # --- line_words on synthetic best paths ---------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPOSITORY, ROOT
+from tests.samples import render_blank
 from triton_ocr import contract
 from triton_ocr.config.packs import PACKS
 from triton_ocr.config.repository import Repository
@@ -20,7 +21,7 @@ from triton_ocr.tools.reference import (
     rapidocr_reader,
     reference_for,
 )
-from triton_ocr.tools.samples import Placed, render, render_blank
+from triton_ocr.tools.samples import Placed, render
 
 MODULES = {"ppocr": "rapidocr_onnxruntime", "ppocr-v6": "rapidocr", "ppocr-v6-tiny": "rapidocr"}
 

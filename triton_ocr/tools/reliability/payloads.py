@@ -39,12 +39,6 @@ class Case:
     # `ocr` reads them (or refuses them with `error`); None: both entry points alike
     ensemble_error: str | None = None
 
-    def error_of(self, model: str) -> str | None:
-        """The refusal `model` must answer with (None: it reads the file)."""
-        if model == contract.ENSEMBLE_MODEL and self.ensemble_error is not None:
-            return self.ensemble_error
-        return self.error
-
 
 def line_image() -> Image.Image:
     png = render((Placed(LINE, (30, 30), 48),), (560, 120)).png
