@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import socket
 
+from triton_ocr.contract import TRITON_PORTS
+
 PROBE_S = 3.0  # the connect and the first answer each, well under the 5 s a user waits
 NAMES = {"http": "HTTP/1.1", "grpc": "gRPC (HTTP/2)"}
-TRITON_PORTS = {"http": 8000, "grpc": 8001}
 HTTP2_FRAME_TYPES = (0x04, 0x07)  # SETTINGS, GOAWAY: what an HTTP/2 server sends first
 
 
@@ -30,7 +31,7 @@ def host_port(url: str) -> tuple[str, int]:
     bare = url.split("://", 1)[-1].rstrip("/")
     host, colon, port = bare.rpartition(":")
     if not colon or not port.isdigit() or not host:
-        raise WrongAddress(f"{url!r} is not host:port (e.g. localhost:8000)")
+        raise WrongAddress(f"{url!r} is not host:port (e.g. localhost:{TRITON_PORTS['http']})")
     return host.strip("[]"), int(port)
 
 

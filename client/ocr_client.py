@@ -326,7 +326,7 @@ class ClientOptions:
 
     def __init__(
         self,
-        url: str = "localhost:8000",
+        url: str = f"localhost:{contract.HTTP_PORT}",
         protocol: str = "http",
         model: str = contract.ENSEMBLE_MODEL,
         timeout: float = 60.0,

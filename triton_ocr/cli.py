@@ -21,9 +21,15 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
 
 from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS
 from triton_ocr.config.repository import Repository
-from triton_ocr.contract import ENTRY_POINTS, OCR_MODEL
+from triton_ocr.contract import (
+    ENTRY_POINTS,
+    GRPC_PORT,
+    HTTP_PORT,
+    METRICS_PORT,
+    OCR_MODEL,
+    REST_PORT,
+)
 from triton_ocr.gateway.settings import GatewaySettings
-from triton_ocr.runtime.flags import REST_PORT
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 export_app = typer.Typer(
@@ -158,9 +164,9 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", envvar="TRITON_OCR_HOST", help="Bind address (loopback unless told otherwise)."
     ),
-    http_port: int = typer.Option(8000),
-    grpc_port: int = typer.Option(8001),
-    metrics_port: int = typer.Option(8002),
+    http_port: int = typer.Option(HTTP_PORT),
+    grpc_port: int = typer.Option(GRPC_PORT),
+    metrics_port: int = typer.Option(METRICS_PORT),
     log_verbose: int = typer.Option(0, help="Triton's --log-verbose level."),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {' or '.join(PACKS)}."),
     container: bool = typer.Option(
@@ -232,7 +238,7 @@ def serve(
 
 @app.command()
 def drain(
-    http_port: int = typer.Option(8000, help="The server's HTTP port."),
+    http_port: int = typer.Option(HTTP_PORT, help="The server's HTTP port."),
     delay: float = typer.Option(
         10.0, min=0, help="Seconds to keep serving first (the Service stops routing here)."
     ),
@@ -261,9 +267,9 @@ def drain(
 @app.command()
 def demo(
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-    http_port: int = typer.Option(8000),
-    grpc_port: int = typer.Option(8001),
-    metrics_port: int = typer.Option(8002),
+    http_port: int = typer.Option(HTTP_PORT),
+    grpc_port: int = typer.Option(GRPC_PORT),
+    metrics_port: int = typer.Option(METRICS_PORT),
     pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6, ppocr-v6-tiny or ppocr."),
     rest_port: int = typer.Option(REST_PORT, min=0, help="The REST gateway's port (0: none)."),
 ) -> None:
@@ -302,7 +308,7 @@ def doctor(
 @app.command()
 def gateway(
     triton_url: str = typer.Option(
-        "127.0.0.1:8001", help="The service's gRPC address (host:port) the gateway calls."
+        f"127.0.0.1:{GRPC_PORT}", help="The service's gRPC address (host:port) the gateway calls."
     ),
     host: str = typer.Option(
         "127.0.0.1", envvar="TRITON_OCR_HOST", help="Bind address (loopback unless told otherwise)."

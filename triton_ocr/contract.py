@@ -1,8 +1,15 @@
-"""Names shared by the server, the client and the tools: every model of the repository, and the
-tensors of the two entry points callers reach. No dependencies, so the light client has it.
+"""Names shared by the server, the client and the tools: the default ports, every model of the
+repository, and the tensors of the two entry points callers reach. No dependencies, so the
+light client has it.
 
 tests/config/test_repository.py checks them against every pack's config.pbtxt files.
 """
+
+# Where a client finds the service: Triton's own default ports, which `serve` keeps, and the
+# REST gateway's (`serve --rest-port`, `triton-ocr gateway --port`).
+HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
+TRITON_PORTS = {"http": HTTP_PORT, "grpc": GRPC_PORT}
+REST_PORT = 8080
 
 # The models of the repository, in the order a request passes them (each folder's config.pbtxt
 # `name`).

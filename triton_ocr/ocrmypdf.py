@@ -54,8 +54,8 @@ log = logging.getLogger(__name__)
 
 NAMESPACE = "triton"  # options.triton: the --triton-* options
 TESSERACT_PLUGIN = "ocrmypdf.builtin_plugins.tesseract_ocr"
-# `triton-ocr serve` listens on 127.0.0.1 by default, HTTP on 8000 and gRPC on 8001
-DEFAULT_URLS = {"http": "127.0.0.1:8000", "grpc": "127.0.0.1:8001"}
+# `triton-ocr serve` listens on 127.0.0.1 by default, on Triton's default ports
+DEFAULT_URLS = {protocol: f"127.0.0.1:{port}" for protocol, port in contract.TRITON_PORTS.items()}
 PROTOCOLS = tuple(DEFAULT_URLS)
 DEFAULT_TIMEOUT_S = 120.0
 # What each served pack reads, as OCRmyPDF's -l codes (Tesseract's names). A pack reads its
@@ -156,7 +156,9 @@ def check_address(address: str) -> None:
     """A server address is host:port with a numeric port (no scheme: tritonclient adds it)."""
     host, colon, port = address.rpartition(":")
     if not colon or not host or not port.isdigit() or "://" in address:
-        raise BadArgsError(f"--triton-url {address!r} is not HOST:PORT (e.g. 127.0.0.1:8001)")
+        raise BadArgsError(
+            f"--triton-url {address!r} is not HOST:PORT (e.g. {DEFAULT_URLS['grpc']})"
+        )
 
 
 def check_languages(languages: Sequence[str], pack: str) -> None:
@@ -490,7 +492,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--triton-url",
         metavar="HOST:PORT",
         dest="triton_url",
-        help="The service's address (default: 127.0.0.1:8000 for http, 127.0.0.1:8001 for grpc).",
+        help=f"The service's address (default: {DEFAULT_URLS['http']} for http, "
+        f"{DEFAULT_URLS['grpc']} for grpc).",
     )
     group.add_argument(
         "--triton-protocol",

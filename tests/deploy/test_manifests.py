@@ -20,12 +20,12 @@ from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from triton_ocr.cli import app
+from triton_ocr.contract import REST_PORT
 from triton_ocr.gateway import app as gateway_app
 from triton_ocr.gateway.settings import GatewaySettings
 from triton_ocr.runtime.flags import (
     ADMIN_KEY_ENV,
     EXIT_TIMEOUT_S,
-    REST_PORT,
     ServerOptions,
     free_ports,
 )

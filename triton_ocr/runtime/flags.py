@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from triton_ocr.config.packs import DEFAULT_PACK, model_config_name
-from triton_ocr.contract import ENTRY_POINT_MODELS, ENTRY_POINTS, MODELS
+from triton_ocr.contract import (
+    ENTRY_POINT_MODELS,
+    ENTRY_POINTS,
+    GRPC_PORT,
+    HTTP_PORT,
+    METRICS_PORT,
+    MODELS,
+)
 from triton_ocr.runtime.distribution import TritonDistribution
 from triton_ocr.runtime.errors import ServerError
 
@@ -37,17 +44,13 @@ RESTRICTED_APIS = ("model-repository", "shared-memory", "trace", "logging")
 EXIT_TIMEOUT_S = 30
 
 
-# the REST gateway's port (`serve --rest-port`, `triton-ocr gateway --port`)
-REST_PORT = 8080
-
-
 @dataclass
 class ServerOptions:
     repository: Path
     host: str = "127.0.0.1"
-    http_port: int = 8000
-    grpc_port: int = 8001
-    metrics_port: int = 8002
+    http_port: int = HTTP_PORT
+    grpc_port: int = GRPC_PORT
+    metrics_port: int = METRICS_PORT
     log_verbose: int = 0
     pack: str = DEFAULT_PACK
     # the admin APIs' key; None: $TRITON_OCR_ADMIN_KEY, or (unset) a random one nobody is told,

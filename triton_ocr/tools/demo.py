@@ -18,8 +18,9 @@ from pathlib import Path
 
 from triton_ocr.client import OcrClient, TextLine
 from triton_ocr.config.repository import Repository
+from triton_ocr.contract import GRPC_PORT, HTTP_PORT, METRICS_PORT, REST_PORT
 from triton_ocr.runtime.errors import ServerError
-from triton_ocr.runtime.flags import REST_PORT, ServerOptions
+from triton_ocr.runtime.flags import ServerOptions
 from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
 from triton_ocr.tools.samples import render
 
@@ -30,9 +31,9 @@ SAMPLE_PATH = Path(tempfile.gettempdir()) / "triton-ocr-demo" / "sample.png"
 @dataclass(frozen=True)
 class DemoOptions:
     repository: Repository  # the pack served (its models exported)
-    http_port: int = 8000
-    grpc_port: int = 8001
-    metrics_port: int = 8002
+    http_port: int = HTTP_PORT
+    grpc_port: int = GRPC_PORT
+    metrics_port: int = METRICS_PORT
     rest_port: int = REST_PORT  # 0: no REST gateway
 
 
