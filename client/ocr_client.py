@@ -310,13 +310,14 @@ def flat_lines(documents: Sequence[Document]) -> list[list[TextLine]]:
 
 def limits_from(config: dict) -> ImageLimits:
     """The decode limits in detection_preprocessing's config (gRPC wraps it, HTTP does not)."""
-    _, limits, *_ = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
-    return limits
+    settings = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
+    return settings[ImageLimits]
 
 
 def request_limits_from(config: dict) -> tuple[ManyImages, Documents]:
     """What one `ocr` request may hold, from its config: items, and pages all together."""
-    _, many, documents, _ = step_settings(contract.OCR_MODEL, config.get("config", config))
+    settings = step_settings(contract.OCR_MODEL, config.get("config", config))
+    many, documents = settings[ManyImages], settings[Documents]
     return many, documents
 
 

@@ -22,11 +22,12 @@ import numpy as np
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
-from triton_ocr.config.repository import Repository
+from triton_ocr.config.repository import AlphabetSource, Repository
 from triton_ocr.postprocessing.alphabet import alphabet_from_metadata
 from triton_ocr.preprocessing.detection import detection_input
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.preprocessing.recognition import recognizer_rows, whole_batch
+from triton_ocr.settings import DetectorInput, PageOrientation, RecognizerInput
 
 DYNAMIC = -1
 
@@ -144,12 +145,14 @@ def sample_image() -> np.ndarray:
 
 
 def detector_sample(repository: Path, pack: str) -> np.ndarray:
-    _, _, detector, _ = Repository(repository, pack).step(contract.DETECTION_PREPROCESSING)
+    detector = Repository(repository, pack).step(contract.DETECTION_PREPROCESSING)[DetectorInput]
     return detection_input(sample_image(), detector)
 
 
 def recognizer_sample(repository: Path, pack: str) -> np.ndarray:
-    _, recognizer, _, _ = Repository(repository, pack).step(contract.DETECTION_POSTPROCESSING)
+    recognizer = Repository(repository, pack).step(contract.DETECTION_POSTPROCESSING)[
+        RecognizerInput
+    ]
     crops = [sample_image()[30:66, :], sample_image()[36:60, 8:100]]  # two widths: a real batch
     rows, _, padded = recognizer_rows(crops, recognizer)
     return whole_batch(rows, padded, recognizer)
@@ -162,7 +165,7 @@ def classifier_sample(repository: Path, pack: str) -> np.ndarray:
 
 def page_classifier_sample(repository: Path, pack: str) -> np.ndarray:
     settings = Repository(repository, pack)
-    *_, page = settings.step(contract.DETECTION_PREPROCESSING)
+    page = settings.step(contract.DETECTION_PREPROCESSING)[PageOrientation]
     size = settings.classifier(contract.PAGE_ORIENTATION).size
     return page_classifier_input(sample_image(), page, size)
 
@@ -230,7 +233,7 @@ def inference_problems(session, repository: Path, pack: str, model: str, config,
 def alphabet_problems(session, repository: Path, pack: str, config, where: str) -> list[str]:
     """The recognizer's metadata must hold its class list where recognition_postprocessing
     reads it (Repository.alphabet, at load), one class per class of its first output."""
-    _, _, source = Repository(repository, pack).step(contract.RECOGNITION_POSTPROCESSING)
+    source = Repository(repository, pack).step(contract.RECOGNITION_POSTPROCESSING)[AlphabetSource]
     key = source.alphabet_metadata_key
     metadata = session.get_modelmeta().custom_metadata_map
     if key not in metadata:

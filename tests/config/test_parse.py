@@ -6,8 +6,22 @@ from tests.conftest import REPOSITORY
 from triton_ocr import contract
 from triton_ocr.config.packs import PACKS
 from triton_ocr.config.parse import parse_groups, tensor_names
-from triton_ocr.config.repository import STEP_SETTINGS, AlphabetSource, Repository, step_settings
-from triton_ocr.settings import DETECTORS, DetectorInput, ImageLimits, RecognizerInput, TextFilter
+from triton_ocr.config.repository import (
+    STEP_SETTINGS,
+    AlphabetSource,
+    Pack,
+    Repository,
+    step_settings,
+)
+from triton_ocr.settings import (
+    DETECTORS,
+    Boxes,
+    DetectorInput,
+    ImageLimits,
+    RecognizerInput,
+    TextFilter,
+    TextLines,
+)
 
 GOOD = {
     "min_side_len": {"string_value": "736"},
@@ -78,11 +92,14 @@ def test_every_python_model_config_parses(pack):
     repository = Repository(REPOSITORY, pack)
     for model, classes in STEP_SETTINGS.items():
         settings = repository.step(model)
-        assert [type(s) for s in settings[: len(classes)]] == list(classes), model
-        if classes[0].__name__ == "Pack":
-            assert settings[0].pack == pack, model  # each variant names its own pack
-    lines, *_, boxes = repository.step(contract.DETECTION_POSTPROCESSING)
-    assert isinstance(boxes, DETECTORS[lines.detector])
+        assert [type(s) for s in settings.found[: len(classes)]] == list(classes), model
+        assert all(isinstance(settings[kind], kind) for kind in classes), model
+        if Pack in classes:
+            assert settings[Pack].pack == pack, model  # each variant names its own pack
+    located = repository.step(contract.DETECTION_POSTPROCESSING)
+    assert isinstance(located[Boxes], DETECTORS[located[TextLines].detector])
+    with pytest.raises(KeyError, match="detection_postprocessing's config has no Pack settings"):
+        located[Pack]
     # model.py reads the detector's maps first, then the upright page and its turn
     config = repository.config_dict(contract.DETECTION_POSTPROCESSING)
     assert tensor_names(config, "input")[-2:] == ["page_image", "page_rotation"]

@@ -11,7 +11,7 @@ from tests.conftest import REPOSITORY
 from triton_ocr import contract
 from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS, model_config_name
 from triton_ocr.config.repository import Repository
-from triton_ocr.settings import Grouping
+from triton_ocr.settings import Grouping, ImageLimits, ManyImages
 
 MODELS = sorted(p.parent.name for p in REPOSITORY.glob("*/config.pbtxt"))
 
@@ -150,7 +150,7 @@ def test_gpu_variants_are_prepared_for_two_packs():
 @pytest.mark.parametrize("pack", PACKS)
 def test_recognition_groups_fit_the_recognizer_batch(pack):
     configs = Repository(REPOSITORY, pack)
-    _, grouping, _, _ = configs.step(contract.GROUPED_RECOGNITION)
+    grouping = configs.step(contract.GROUPED_RECOGNITION)[Grouping]
     configs.check_group_size(grouping)  # the shipped configs agree
     limit = configs.config(contract.TEXT_RECOGNITION).max_batch_size
     with pytest.raises(ValueError, match="max_batch_size"):
@@ -185,7 +185,7 @@ def test_the_bls_timeout_is_stated_once(pack):
 @pytest.mark.parametrize("pack", PACKS)
 def test_the_client_finds_the_decode_limits_where_it_looks(pack):
     configs = Repository(REPOSITORY, pack)
-    _, limits, *_ = configs.step(contract.DETECTION_PREPROCESSING)
+    limits = configs.step(contract.DETECTION_PREPROCESSING)[ImageLimits]
     assert limits.max_image_bytes > 1 << 20 and limits.max_image_pixels > 10**6
 
 
@@ -194,9 +194,9 @@ def test_copies_take_edited_configs(tmp_path):
     config = copy.config(contract.OCR_MODEL)
     config.parameters["images_in_flight"].string_value = "5"
     copy.write_config(contract.OCR_MODEL, config)
-    _, many, *_ = copy.step(contract.OCR_MODEL)
+    many = copy.step(contract.OCR_MODEL)[ManyImages]
     assert many.images_in_flight == 5
-    _, many, *_ = Repository(REPOSITORY).step(contract.OCR_MODEL)
+    many = Repository(REPOSITORY).step(contract.OCR_MODEL)[ManyImages]
     assert many.images_in_flight != 5
 
 

@@ -24,6 +24,7 @@ from tests.documents import make_pdf, text_page
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.runtime.flags import free_ports
+from triton_ocr.settings import Documents
 from triton_ocr.tools.samples import DEMO_LINES
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")
@@ -169,7 +170,7 @@ def test_jsonl_holds_the_request_limits_of_one_request(gateway, repository, demo
     """Reading page by page must not lift the service's limit on the pages of one request,
     nor may several files; a file the service refuses after the first is a line of its own."""
     config = Repository(repository).config_dict(contract.OCR_MODEL)
-    _, _, documents, _ = step_settings(contract.OCR_MODEL, config)
+    documents = step_settings(contract.OCR_MODEL, config)[Documents]
     blank = pikepdf.new()
     for _ in range(documents.max_pages + 1):
         blank.add_blank_page()

@@ -32,7 +32,7 @@ from tests.searchable import (
     turned_clockwise,
 )
 from triton_ocr import contract
-from triton_ocr.config.repository import Repository
+from triton_ocr.config.repository import AlphabetSource, Repository
 from triton_ocr.export.ppocr import export_ppocr
 from triton_ocr.runtime.flags import free_ports
 
@@ -327,7 +327,7 @@ def test_each_language_listed_for_a_pack_is_in_its_alphabet(repository, pack):
     """PACK_LANGUAGES claims no language whose letters the pack's recognizer lacks."""
     export_ppocr(repository, pack)  # the default pack is there already; ppocr maybe not yet
     repo = Repository(repository, pack)
-    alphabet = set(repo.alphabet(repo.step(contract.RECOGNITION_POSTPROCESSING)[2]))
+    alphabet = set(repo.alphabet(repo.step(contract.RECOGNITION_POSTPROCESSING)[AlphabetSource]))
     missing = {
         language: "".join(letter for letter in LETTERS[language] if letter not in alphabet)
         for language in plugin.PACK_LANGUAGES[pack]

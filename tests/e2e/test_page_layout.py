@@ -18,6 +18,7 @@ from triton_ocr.contract import DETECTION_PREPROCESSING, PAGE_ORIENTATION
 from triton_ocr.postprocessing.geometry import turned_back
 from triton_ocr.postprocessing.page_orientation import QUARTER_TURNS, turn_scores
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
+from triton_ocr.settings import PageOrientation
 from triton_ocr.tools.evaluation.labels import load_samples, rotate_samples
 from triton_ocr.tools.evaluation.metrics import normalize, reading_order_pairs, tokens
 from triton_ocr.tools.samples import Placed, Sample, render
@@ -42,7 +43,7 @@ def test_the_page_classifier_names_the_clockwise_turn(repository):
     session = ort.InferenceSession(str(configs.model_file(PAGE_ORIENTATION)))
     labels = session.get_modelmeta().custom_metadata_map["character"].split()
     assert [int(label) for label in labels] == list(QUARTER_TURNS)
-    _, _, _, page = configs.step(DETECTION_PREPROCESSING)
+    page = configs.step(DETECTION_PREPROCESSING)[PageOrientation]
     upright = cv2.imdecode(np.frombuffer(layout_page("two-columns").png, np.uint8), 1)
     for degrees in QUARTER_TURNS:
         image = upright if degrees == 0 else cv2.rotate(upright, TURNS[degrees])

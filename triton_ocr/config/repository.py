@@ -11,7 +11,8 @@ import dataclasses
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, TypeVar, overload
 
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
@@ -24,6 +25,7 @@ from triton_ocr.settings import (
     DETECTORS,
     Blocks,
     Bls,
+    Boxes,
     ClassifierInput,
     DetectorInput,
     Documents,
@@ -87,9 +89,33 @@ def as_given(config: model_config_pb2.ModelConfig) -> dict:
     return json_format.MessageToDict(config, preserving_proto_field_name=True)
 
 
-def step_settings(model: str, model_config: Mapping[str, Any] | str) -> tuple:
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSettings:
+    """A Python model's settings objects (its STEP_SETTINGS), each found by its class, not by
+    its place: `settings[ImageLimits]`; `settings[Boxes]`, the detector's (DBBoxes or
+    EASTBoxes, as the config's `detector` says)."""
+
+    model: str
+    found: tuple[Any, ...]
+
+    @overload
+    def __getitem__(self, kind: type[T]) -> T: ...
+    @overload
+    def __getitem__(self, kind: UnionType) -> Any: ...
+    def __getitem__(self, kind: Any) -> Any:
+        matches = [each for each in self.found if isinstance(each, kind)]
+        if len(matches) != 1:
+            name = getattr(kind, "__name__", str(kind))
+            raise KeyError(f"{self.model}'s config has no {name} settings")
+        return matches[0]
+
+
+def step_settings(model: str, model_config: Mapping[str, Any] | str) -> StepSettings:
     """The settings objects of Python model `model` from its config (as Triton passes it, JSON
-    text, or a dict), in STEP_SETTINGS order."""
+    text, or a dict)."""
     parameters = config_parameters(model_config)
     classes = STEP_SETTINGS[model]
     if model == contract.DETECTION_POSTPROCESSING:
@@ -99,7 +125,7 @@ def step_settings(model: str, model_config: Mapping[str, Any] | str) -> tuple:
                 f"parameter 'detector' must be one of {sorted(DETECTORS)}, not {detector!r}"
             )
         classes = (*classes, DETECTORS[detector])
-    return parse_groups(parameters, *classes)
+    return StepSettings(model, parse_groups(parameters, *classes))
 
 
 def pack_of(model_config: Mapping[str, Any] | str) -> str:
@@ -160,7 +186,7 @@ class Repository:
         name = self.config(model).default_model_filename or "model.onnx"
         return self.path / model / "1" / name
 
-    def step(self, model: str) -> tuple:
+    def step(self, model: str) -> StepSettings:
         """The settings objects of a Python model of this pack (see STEP_SETTINGS)."""
         return step_settings(model, self.config_dict(model))
 
@@ -235,17 +261,24 @@ class Repository:
 
     def bls(self) -> Bls:
         """The BLS timeout, stated once in grouped_recognition's config."""
-        return self.step(contract.GROUPED_RECOGNITION)[3]
+        return self.step(contract.GROUPED_RECOGNITION)[Bls]
 
     def pipeline_settings(self, alphabet: Sequence[str] | None = None) -> PipelineSettings:
         """Every setting of the ensemble's steps for this pack: what `ocr` and the in-process
         floor run with, so they read every image as `ensemble_model` does. `alphabet`: the
         recognizer's classes when known (tests); by default read from its ONNX file."""
-        _, limits, detector_input, page = self.step(contract.DETECTION_PREPROCESSING)
-        lines, recognizer_input, blocks, boxes = self.step(contract.DETECTION_POSTPROCESSING)
-        _, grouping, orientation, _ = self.step(contract.GROUPED_RECOGNITION)
-        _, text_filter, source = self.step(contract.RECOGNITION_POSTPROCESSING)
-        _, _, documents, words = self.step(contract.OCR_MODEL)
+        first = self.step(contract.DETECTION_PREPROCESSING)
+        limits, detector_input = first[ImageLimits], first[DetectorInput]
+        page = first[PageOrientation]
+        located = self.step(contract.DETECTION_POSTPROCESSING)
+        lines, recognizer_input = located[TextLines], located[RecognizerInput]
+        blocks, boxes = located[Blocks], located[Boxes]
+        grouped = self.step(contract.GROUPED_RECOGNITION)
+        grouping, orientation = grouped[Grouping], grouped[Orientation]
+        last = self.step(contract.RECOGNITION_POSTPROCESSING)
+        text_filter, source = last[TextFilter], last[AlphabetSource]
+        whole = self.step(contract.OCR_MODEL)
+        documents, words = whole[Documents], whole[WordBoxes]
         self.check_group_size(grouping)
         return PipelineSettings(
             limits=limits,

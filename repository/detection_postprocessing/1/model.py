@@ -11,14 +11,15 @@ from triton_ocr.pipeline import locate
 from triton_ocr.postprocessing.geometry import turned_back
 from triton_ocr.preprocessing.recognition import whole_batch
 from triton_ocr.runtime.adapter import execute_each, input_array, respond
+from triton_ocr.settings import Blocks, Boxes, RecognizerInput, TextLines
 
 
 class TritonPythonModel:
     def initialize(self, args):
         config = args["model_config"]
-        self.lines, self.recognizer, self.blocks, self.boxes = step_settings(
-            DETECTION_POSTPROCESSING, config
-        )
+        settings = step_settings(DETECTION_POSTPROCESSING, config)
+        self.lines, self.recognizer = settings[TextLines], settings[RecognizerInput]
+        self.blocks, self.boxes = settings[Blocks], settings[Boxes]
         # the detector's output maps first (DB: one, EAST: two), then the page and its turn
         *self.map_names, self.image_name, self.rotation_name = tensor_names(config, "input")
         self.output_names = tensor_names(config, "output")

@@ -33,15 +33,19 @@ from triton_ocr.runtime.adapter import (
     respond,
 )
 from triton_ocr.runtime.gate import InFlightGate, Overloaded
+from triton_ocr.settings import Boxes, DetectorInput, ImageLimits, PageOrientation, TextLines
 
 
 class TritonPythonModel:
     def initialize(self, args):
         config = args["model_config"]
         repository = Repository.of_model(args)
-        _, self.limits, self.detector, self.page = step_settings(DETECTION_PREPROCESSING, config)
+        settings = step_settings(DETECTION_PREPROCESSING, config)
+        self.limits, self.detector = settings[ImageLimits], settings[DetectorInput]
+        self.page = settings[PageOrientation]
         # the box settings the turn's check finds lines with (no recognizer needed here)
-        self.lines, _, _, self.boxes = repository.step(DETECTION_POSTPROCESSING)
+        located = repository.step(DETECTION_POSTPROCESSING)
+        self.lines, self.boxes = located[TextLines], located[Boxes]
         self.timeout_s = repository.bls().bls_timeout_s
         self.page_classifier = repository.classifier(PAGE_ORIENTATION)
         self.detector_input, self.detector_outputs = repository.detector_tensors()

@@ -17,13 +17,16 @@ from triton_ocr.runtime.adapter import (
     input_array,
     respond,
 )
+from triton_ocr.settings import Bls, Grouping, Orientation
 
 
 class TritonPythonModel:
     def initialize(self, args):
         repository = Repository.of_model(args)
         config = args["model_config"]
-        _, self.grouping, self.orientation, bls = step_settings(GROUPED_RECOGNITION, config)
+        settings = step_settings(GROUPED_RECOGNITION, config)
+        self.grouping, self.orientation = settings[Grouping], settings[Orientation]
+        bls = settings[Bls]
         self.timeout_s = bls.bls_timeout_s
         repository.check_group_size(self.grouping)
         self.batch_name, self.padded_name, self.widths_name = tensor_names(config, "input")

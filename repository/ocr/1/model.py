@@ -40,7 +40,7 @@ from triton_ocr.runtime.adapter import (
     respond,
 )
 from triton_ocr.runtime.pages import PageReader, PageTimeout, RequestTimeout, all_or_none
-from triton_ocr.settings import PipelineSettings
+from triton_ocr.settings import ManyImages, PipelineSettings
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ async def page_size(reader: PageReader, page: int) -> tuple[int, int]:
 class TritonPythonModel:
     def initialize(self, args):
         repository = Repository.of_model(args)
-        _, self.many, *_ = step_settings(OCR_MODEL, args["model_config"])
+        self.many = step_settings(OCR_MODEL, args["model_config"])[ManyImages]
         self.settings = repository.pipeline_settings()
         self.timeout_s = repository.bls().bls_timeout_s
         (self.input_name,) = tensor_names(args["model_config"], "input")

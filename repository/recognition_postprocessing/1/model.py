@@ -3,18 +3,20 @@ last box is the whole image's rival reading, the admitting gate's token) -> (tex
 scores). The ensemble's last step: it tells the gate the request is done (runtime/gate.py)."""
 
 from triton_ocr.config.parse import tensor_names
-from triton_ocr.config.repository import Repository, step_settings
+from triton_ocr.config.repository import AlphabetSource, Repository, step_settings
 from triton_ocr.contract import RECOGNITION_POSTPROCESSING
 from triton_ocr.pipeline import BestPath, read_lines
 from triton_ocr.runtime import gate
 from triton_ocr.runtime.adapter import execute_each, input_array, respond, texts_as_tensors
+from triton_ocr.settings import TextFilter
 
 
 class TritonPythonModel:
     def initialize(self, args):
         repository = Repository.of_model(args)
         config = args["model_config"]
-        _, self.text_filter, source = step_settings(RECOGNITION_POSTPROCESSING, config)
+        settings = step_settings(RECOGNITION_POSTPROCESSING, config)
+        self.text_filter, source = settings[TextFilter], settings[AlphabetSource]
         self.alphabet = repository.alphabet(source)
         names = tensor_names(config, "input")
         self.class_name, self.score_name, self.boxes_name, self.rival_name, self.token_name = names
