@@ -11,7 +11,7 @@ import time
 import pytest
 from starlette.responses import Response
 
-from triton_ocr.gateway.admission import Admission, Refusal
+from triton_ocr.gateway.admission import Refusal, UploadGate
 
 
 class Held:
@@ -30,7 +30,7 @@ def upload(who: str, path: str = "/v1/ocr", method: str = "POST") -> dict:
     return {"type": "http", "method": method, "path": path, "client": (who, 5000), "headers": []}
 
 
-async def answer(admission: Admission, scope: dict) -> tuple[int, float]:
+async def answer(admission: UploadGate, scope: dict) -> tuple[int, float]:
     """(status, seconds) of one request through `admission`."""
     sent: list[dict] = []
 
@@ -52,7 +52,7 @@ def refuse(why: Refusal) -> Response:
 def test_uploads_are_bounded_per_caller_and_in_all_and_refused_after_the_delay():
     async def run() -> None:
         held = Held()
-        admission = Admission(held, limit=3, per_client=2, refuse=refuse, delay_s=0.2)
+        admission = UploadGate(held, limit=3, per_client=2, refuse=refuse, delay_s=0.2)
         inside = [asyncio.create_task(answer(admission, upload(w))) for w in ("a", "a", "b")]
         await asyncio.sleep(0.05)
         assert admission.in_flight == 3 and admission.by_caller == {"a": 2, "b": 1}
@@ -71,7 +71,7 @@ def test_uploads_are_bounded_per_caller_and_in_all_and_refused_after_the_delay()
 def test_beyond_the_refusals_that_may_wait_one_is_sent_at_once():
     async def run() -> None:
         held = Held()
-        admission = Admission(held, 1, 1, refuse, delay_s=5.0, max_delayed=2)
+        admission = UploadGate(held, 1, 1, refuse, delay_s=5.0, max_delayed=2)
         inside = asyncio.create_task(answer(admission, upload("a")))
         waiting = [asyncio.create_task(answer(admission, upload("a"))) for _ in range(2)]
         await asyncio.sleep(0.05)
@@ -93,7 +93,7 @@ def test_an_answer_that_fails_frees_its_place():
         async def broken(scope, receive, send) -> None:
             raise RuntimeError("the app failed")
 
-        admission = Admission(broken, 1, 1, refuse, delay_s=0.0)
+        admission = UploadGate(broken, 1, 1, refuse, delay_s=0.0)
         for _ in range(2):  # the second is let in too: the first's place was freed
             with pytest.raises(RuntimeError):
                 await answer(admission, upload("a"))

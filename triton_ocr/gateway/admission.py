@@ -36,7 +36,7 @@ def caller(scope: Scope) -> str:
     return client[0] if client else ""
 
 
-class Admission:
+class UploadGate:
     def __init__(
         self,
         app: ASGIApp,

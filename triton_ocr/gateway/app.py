@@ -40,7 +40,7 @@ from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
 from triton_ocr.client.client import jsonl_records, page_record, render_text
 from triton_ocr.client.ocr_client import is_overload
 
-from .admission import Admission, Refusal
+from .admission import Refusal, UploadGate
 from .settings import GatewaySettings
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
@@ -193,7 +193,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
 
     # inside the token check (middleware added later wraps it): only callers let in are counted
     app.add_middleware(
-        Admission,
+        UploadGate,
         limit=max(1, settings.max_in_flight),
         per_client=max(1, settings.max_per_client),
         refuse=refuse,
