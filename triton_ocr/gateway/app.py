@@ -37,15 +37,19 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
-from triton_ocr.client.client import jsonl_records, page_record, render_text
+from triton_ocr.client.client import (  # the formats `read` writes: the same here
+    FILE_FORMATS,
+    FORMATS,
+    jsonl_records,
+    page_record,
+    render_text,
+)
 from triton_ocr.client.ocr_client import is_overload
 
 from .admission import Refusal, UploadGate
 from .settings import GatewaySettings
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
-FORMATS = ("json", "jsonl", "text", "hocr", "alto", "pdf")
-ONE_FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per answer, always with its words
 MEDIA_TYPES = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",
@@ -91,7 +95,7 @@ def query_value(text: str) -> Any:
     return text
 
 
-def ocr_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[str, Any]]:
+def query_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[str, Any]]:
     """format, words and the `ocr` request parameters of a query string."""
     given = dict(query)
     if len(given) != len(query):
@@ -105,7 +109,7 @@ def ocr_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[st
         raise Problem(400, f"words must be true or false, not {words!r}")
     return (
         chosen,
-        words or chosen in ONE_FILE_FORMATS,
+        words or chosen in FILE_FORMATS,
         {name: query_value(value) for name, value in given.items()},
     )
 
@@ -265,14 +269,14 @@ def make_app(settings: GatewaySettings) -> FastAPI:
 
 
 async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrClient) -> Response:
-    chosen, words, parameters = ocr_parameters(request.query_params.multi_items())
+    chosen, words, parameters = query_parameters(request.query_params.multi_items())
     try:
         limit = settings.max_body_bytes or (await client.limits()).max_image_bytes
     except Exception as exc:  # noqa: BLE001
         raise service_problem(exc) from exc
     body = await bounded_body(request.stream(), request.headers.get("content-length"), limit)
     files = files_of(body, request.headers.get("content-type"))
-    if chosen in ONE_FILE_FORMATS and len(files) > 1:
+    if chosen in FILE_FORMATS and len(files) > 1:
         raise Problem(400, f"format={chosen} answers one file; {len(files)} were sent")
     if chosen == "pdf":
         return await searchable(client, files[0], parameters)
