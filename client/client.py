@@ -57,7 +57,7 @@ class ReadOptions:
     url: str | None = None  # host:port; None: the protocol's default (DEFAULT_URLS)
     protocol: str = "http"  # http or grpc
     output: str = "text"  # what goes to stdout: text, json (per file), jsonl (per page), hocr
-    timeout: float = 60.0  # seconds each request may take, overload retries included
+    timeout: float = contract.REQUEST_TIMEOUT_S  # seconds each request may take, retries included
     line: bool = False  # each image is one pre-cropped word or line: no detection
     concurrency: int = 1  # requests in flight
     words: bool = False  # word boxes beside the lines
@@ -409,7 +409,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=60.0,
+        default=contract.REQUEST_TIMEOUT_S,
         help="Seconds each request may take, retries included: a server that refuses it as "
         "overloaded is asked again, backing off, until then.",
     )

@@ -330,7 +330,7 @@ class ClientOptions:
         url: str = f"localhost:{contract.HTTP_PORT}",
         protocol: str = "http",
         model: str = contract.ENSEMBLE_MODEL,
-        timeout: float = 60.0,
+        timeout: float = contract.REQUEST_TIMEOUT_S,
         retries: int = 3,
         backoff: float = 0.5,
         limits: ImageLimits | None = None,

@@ -314,7 +314,9 @@ def gateway(
         "127.0.0.1", envvar="TRITON_OCR_HOST", help="Bind address (loopback unless told otherwise)."
     ),
     port: int = typer.Option(REST_PORT, help="The REST port."),
-    timeout: float = typer.Option(120.0, min=0.001, help="Seconds one request may take."),
+    timeout: float = typer.Option(
+        GatewaySettings.timeout_s, min=0.001, help="Seconds one request may take."
+    ),
     max_body_bytes: int = typer.Option(
         None, min=1, help="The largest request body (default: the server's max_image_bytes)."
     ),

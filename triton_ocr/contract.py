@@ -10,6 +10,11 @@ tests/config/test_repository.py checks them against every pack's config.pbtxt fi
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 TRITON_PORTS = {"http": HTTP_PORT, "grpc": GRPC_PORT}
 REST_PORT = 8080
+# How long a caller waits for its answer, overload retries included: an image or a few (the
+# clients' default, `read`'s), and an upload of several files or a PDF page at the plugin's DPI
+# (the REST gateway's, the OCRmyPDF plugin's).
+REQUEST_TIMEOUT_S = 60.0
+UPLOAD_TIMEOUT_S = 120.0
 
 # The models of the repository, in the order a request passes them (each folder's config.pbtxt
 # `name`).

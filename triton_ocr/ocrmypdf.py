@@ -57,7 +57,7 @@ TESSERACT_PLUGIN = "ocrmypdf.builtin_plugins.tesseract_ocr"
 # `triton-ocr serve` listens on 127.0.0.1 by default, on Triton's default ports
 DEFAULT_URLS = {protocol: f"127.0.0.1:{port}" for protocol, port in contract.TRITON_PORTS.items()}
 PROTOCOLS = tuple(DEFAULT_URLS)
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = contract.UPLOAD_TIMEOUT_S
 # What each served pack reads, as OCRmyPDF's -l codes (Tesseract's names). A pack reads its
 # recognizer's alphabet whatever -l says; these are the languages whose letters that alphabet
 # holds (tests/e2e/test_ocrmypdf.py checks them against the exported models' alphabets).

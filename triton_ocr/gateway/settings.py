@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from triton_ocr.contract import UPLOAD_TIMEOUT_S
+
 
 @dataclass(frozen=True)
 class GatewaySettings:
     triton_url: str  # the service's gRPC address, host:port
-    timeout_s: float = 120.0  # per request, retries included
+    timeout_s: float = UPLOAD_TIMEOUT_S  # per request, retries included
     max_body_bytes: int | None = None  # None: the server's max_image_bytes
     token: str | None = None  # a bearer token callers must send (None: no auth)
     channels: int = 2  # gRPC channels shared by all requests
