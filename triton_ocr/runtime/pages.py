@@ -25,8 +25,8 @@ from triton_ocr.runtime.timeouts import ModelTimeout
 T = TypeVar("T")
 
 
-class Pages(Protocol):
-    """An opened item, as preprocessing.documents.Pages is."""
+class OpenedPages(Protocol):
+    """An opened item, as preprocessing.documents.Pages is (the runtime does not import it)."""
 
     kind: str
     count: int
@@ -51,7 +51,7 @@ class RequestTimeout(ModelTimeout):
 class PageReader:
     """One item's pages, read in a thread that owns the item (see the module's docstring)."""
 
-    def __init__(self, pages: Pages, name: str) -> None:
+    def __init__(self, pages: OpenedPages, name: str) -> None:
         self.pages = pages
         self.kind, self.count = pages.kind, pages.count
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
