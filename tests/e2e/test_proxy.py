@@ -9,10 +9,10 @@ callers by the proxy's X-Forwarded-For; a caller sending as fast as it can is pa
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 
@@ -76,32 +76,18 @@ def proxy(server, tmp_path_factory):
 def post_from(base: str, source: str, data: bytes) -> tuple[int, dict, bytes]:
     """One upload from the loopback address `source`: (status, headers, body)."""
     host, port = base.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=120, source_address=(source, 0)) as s:
-        head = (
-            f"POST /v1/ocr?format=text HTTP/1.1\r\nHost: {host}\r\nContent-Type: image/png\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    connection = http.client.HTTPConnection(
+        host, int(port), timeout=120, source_address=(source, 0)
+    )
+    try:
+        connection.request(
+            "POST", "/v1/ocr?format=text", body=data, headers={"Content-Type": "image/png"}
         )
-        s.sendall(head.encode() + data)
-        answer = b""
-        while chunk := s.recv(65536):
-            answer += chunk
-    head_part, _, body = answer.partition(b"\r\n\r\n")
-    status_line, *lines = head_part.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    if headers.get("transfer-encoding") == "chunked":
-        body = dechunk(body)
-    return int(status_line.split()[1]), headers, body
-
-
-def dechunk(body: bytes) -> bytes:
-    out = b""
-    while body:
-        size, _, rest = body.partition(b"\r\n")
-        n = int(size.split(b";")[0], 16)
-        if n == 0:
-            break
-        out, body = out + rest[:n], rest[n + 2 :]
-    return out
+        response = connection.getresponse()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        return response.status, headers, response.read()
+    finally:
+        connection.close()
 
 
 def test_a_page_through_the_proxy_is_read_as_without_it(proxy, server):

@@ -33,7 +33,6 @@ CUSTOM_SCHEMAS = {
     ("serving.kserve.io/v1beta1", "InferenceService"): "inferenceservice.serving.kserve.io-v1beta1",
 }
 KUSTOMIZATION = "kustomization.yaml"
-NGINX_CONF_D = "/etc/nginx/conf.d"  # where the proxy container mounts its ConfigMap
 
 
 @dataclass(frozen=True)
@@ -183,8 +182,8 @@ def nginx_main(prefix: Path, included: Path) -> str:
 
 
 def proxy_configs(manifest: Manifest) -> dict[str, str]:
-    """A ConfigMap's NGINX server files (name -> text): the ones a container mounts at
-    NGINX_CONF_D. Any other manifest: none."""
+    """A ConfigMap's NGINX server files (name -> text): the ones the proxy container mounts as
+    its conf.d. Any other manifest: none."""
     document = manifest.document
     if document.get("kind") != "ConfigMap":
         return {}

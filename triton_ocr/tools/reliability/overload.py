@@ -259,13 +259,13 @@ def run_overload(options: OverloadOptions) -> dict:
             running_server(opts, log_file=Path(tmp) / "tritonserver.log") as server,
         ):
             gateway = None
-            target = Target(
-                entry_point, protocol, f"127.0.0.1:{grpc if protocol == 'grpc' else http}"
-            )
             if entry_point == REST:
-                gateway = gateway_process("127.0.0.1", grpc, rest)
                 target = Target(REST, "http", f"http://127.0.0.1:{rest}")
+                gateway = gateway_process("127.0.0.1", grpc, rest)
                 wait_until_ready(gateway, target.url)
+            else:
+                port = grpc if protocol == "grpc" else http
+                target = Target(entry_point, protocol, f"127.0.0.1:{port}")
             try:
                 pids = [server.pid] + ([gateway.pid] if gateway else [])
                 sender = Sender(target.url, target.entry_point, target.protocol)
