@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from triton_ocr.settings import RecognizerInput
+from triton_ocr.settings import Grouping, RecognizerInput
 
 
 def resized_width(height: int, width: int, target_height: int, max_width: int) -> int:
@@ -84,22 +84,34 @@ def rows_of(batch: np.ndarray, widths: Sequence[int]) -> list[np.ndarray]:
     return [batch[i, :, :, :width] for i, width in enumerate(widths)]
 
 
-def group_indices(padded: Sequence[int], group_size: int) -> list[list[int]]:
-    """Crop indices sorted by padded width (stable), cut into groups of `group_size`.
+def group_indices(padded: Sequence[int], group_size: int, group_width: int) -> list[list[int]]:
+    """Crop indices sorted by padded width (stable), cut into groups of at most `group_size`
+    crops whose batch (rows x the group's widest padded width) spans at most `group_width` row
+    pixels; a crop wider than that alone.
 
     Neighbours in width pad each other little, so far less compute goes to padding than when
-    every crop is padded to the widest one.
+    every crop is padded to the widest one. The width cap bounds the recognizer's working
+    memory, which grows with a batch's row pixels and which its runtime keeps at the largest
+    batch it has run; wide crops gain nothing from sharing a run.
     """
     order = sorted(range(len(padded)), key=lambda i: padded[i])
-    return [order[i : i + group_size] for i in range(0, len(order), group_size)]
+    groups: list[list[int]] = []
+    for i in order:  # each crop is the widest of its group so far
+        group = groups[-1] if groups else []
+        if not group or len(group) == group_size or (len(group) + 1) * padded[i] > group_width:
+            groups.append([i])
+        else:
+            group.append(i)
+    return groups
 
 
 def recognition_groups(
-    rows: Sequence[np.ndarray], padded: Sequence[int], group_size: int
+    rows: Sequence[np.ndarray], padded: Sequence[int], grouping: Grouping
 ) -> list[tuple[list[int], np.ndarray]]:
-    """(crop indices, recognizer batch) per width-sorted group of `group_size` rows, each batch
-    as wide as its widest padded width."""
+    """(crop indices, recognizer batch) per width-sorted group (`group_indices` with the
+    grouping's size and width), each batch as wide as its widest padded width."""
+    size, width = grouping.recognition_group_size, grouping.recognition_group_width
     return [
         (group, stack_rows([rows[i] for i in group], max(padded[i] for i in group)))
-        for group in group_indices(padded, group_size)
+        for group in group_indices(padded, size, width)
     ]

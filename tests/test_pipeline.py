@@ -28,7 +28,7 @@ ALPHABET = ["", "a", "b"]
 def settings(pack: str = DEFAULT_PACK, group_size: int = 2) -> PipelineSettings:
     """The pack's settings (a tiny alphabet: the tests need no exported model)."""
     s = Repository(REPOSITORY, pack).pipeline_settings(alphabet=ALPHABET)
-    return dataclasses.replace(s, grouping=Grouping(group_size))
+    return dataclasses.replace(s, grouping=Grouping(group_size, 3200))
 
 
 def upright(inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -68,7 +68,7 @@ def test_groups_are_sorted_by_width_and_results_return_in_crop_order():
 
     off = Orientation(classify_orientation=False, orientation_threshold=0.9)
     best = asyncio.run(
-        recognize_rows(rows, widths, widths, Grouping(2), off, None, recognize, no_classifier)
+        recognize_rows(rows, widths, widths, Grouping(2, 3200), off, None, recognize, no_classifier)
     )
     assert len(calls) == 3  # 5 crops in groups of 2
     assert [shape[0] for shape in calls] == [2, 2, 1]
@@ -281,7 +281,14 @@ def test_the_second_look_reads_only_the_turned_rows_of_a_group():
     classifier = settings().classifier_input
     best = asyncio.run(
         recognize_rows(
-            rows, [320] * 3, [320] * 3, Grouping(3), on, classifier, recognize, flag_the_middle
+            rows,
+            [320] * 3,
+            [320] * 3,
+            Grouping(3, 3200),
+            on,
+            classifier,
+            recognize,
+            flag_the_middle,
         )
     )
     first, again = calls

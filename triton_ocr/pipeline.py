@@ -250,7 +250,7 @@ async def recognize_rows(
     (the second look, at its group's width, only the turned rows of a group), and keeps
     whichever reading the recognizer is surer of. Upright pages rarely have turned rows, so
     this seldom costs a call."""
-    groups = recognition_groups(rows, padded, grouping.recognition_group_size)
+    groups = recognition_groups(rows, padded, grouping)
     turned = np.zeros(len(rows), dtype=bool)
     second: list[tuple[int, np.ndarray]] = []  # (group, its turned rows' places in it)
     as_sent = groups

@@ -203,6 +203,14 @@ class Grouping:
     """Crops are recognized in groups of similar width."""
 
     recognition_group_size: int  # crops per recognizer call, after sorting by width
+    # row pixels per recognizer call at most (its crops x their padded width): the recognizer's
+    # working memory grows with it (docs/benchmarks.md, "Where the memory goes")
+    recognition_group_width: int
+
+    def __post_init__(self) -> None:
+        if self.recognition_group_width < 1:
+            width = self.recognition_group_width
+            raise ValueError(f"parameter 'recognition_group_width' must be >= 1, not {width}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -156,7 +156,7 @@ def test_recognition_groups_fit_the_recognizer_batch(pack):
     with pytest.raises(ValueError, match="max_batch_size"):
         configs.check_group_size(dataclasses.replace(grouping, recognition_group_size=limit + 1))
     with pytest.raises(ValueError, match="between 1"):
-        configs.check_group_size(Grouping(0))
+        configs.check_group_size(Grouping(0, 3200))
 
 
 @pytest.mark.parametrize("pack", PACKS)

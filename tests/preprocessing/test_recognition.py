@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from triton_ocr.preprocessing.recognition import (
+    group_indices,
     padded_widths,
     recognition_groups,
     recognizer_rows,
@@ -13,7 +14,7 @@ from triton_ocr.preprocessing.recognition import (
     rows_of,
     whole_batch,
 )
-from triton_ocr.settings import RecognizerInput
+from triton_ocr.settings import Grouping, RecognizerInput
 
 
 def test_resized_width():
@@ -88,11 +89,27 @@ def test_both_entry_points_build_the_same_groups():
     ]
     for settings in (PPOCR, STR, BUCKETED):
         rows, widths, padded = recognizer_rows(crops, settings)
-        direct = recognition_groups(rows, padded, group_size=4)
+        direct = recognition_groups(rows, padded, Grouping(4, 3200))
         passed = rows_of(whole_batch(rows, padded, settings), widths)
-        cut = recognition_groups(passed, padded, group_size=4)
+        cut = recognition_groups(passed, padded, Grouping(4, 3200))
         assert [g for g, _ in direct] == [g for g, _ in cut]
         for (_, a), (_, b) in zip(direct, cut, strict=True):
             assert a.shape == b.shape and np.array_equal(a, b)
     widths = [padded[i] for g, _ in direct for i in g]
     assert widths == sorted(widths)  # narrow crops together, wide ones together
+
+
+def test_groups_hold_at_most_their_size_and_width_of_row_pixels():
+    padded = [320, 3200, 640, 320, 1280, 640, 320, 960]
+    groups = group_indices(padded, group_size=3, group_width=3200)
+    assert groups == [[0, 3, 6], [2, 5, 7], [4], [1]]
+    for group in groups:  # narrow rows still share a call; a batch spans <= 3200 unless alone
+        assert len(group) <= 3
+        assert len(group) == 1 or len(group) * max(padded[i] for i in group) <= 3200
+    assert group_indices(padded, 8, 10**6) == [[0, 3, 6, 2, 5, 7, 4, 1]]  # no cap: size alone
+    assert group_indices([], 3, 3200) == []
+
+
+def test_a_group_width_below_one_is_refused():
+    with pytest.raises(ValueError, match="recognition_group_width"):
+        Grouping(6, 0)
