@@ -34,6 +34,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.client.address import TRITON_PORTS, WrongAddress, check_protocol
+from triton_ocr.client.formats import FILE_FORMATS, FORMATS, jsonl_records, render_text
 from triton_ocr.client.inputs import (
     OUT_SUFFIXES,
     PDF_TEXT_FLAGS,
@@ -43,11 +44,9 @@ from triton_ocr.client.inputs import (
     outputs_done,
     stdout_file,
 )
-from triton_ocr.client.results import Document, Page
+from triton_ocr.client.results import Document
 
 DEFAULT_URLS = {protocol: f"localhost:{port}" for protocol, port in TRITON_PORTS.items()}
-FORMATS = ("text", "json", "jsonl", "hocr", "alto", "pdf")
-FILE_FORMATS = ("hocr", "alto", "pdf")  # written one file per input, into --out
 OVERLAY_DPI = 200  # PDF pages drawn at this resolution, then scaled to the size the server read
 
 
@@ -114,33 +113,6 @@ def already_done(options: ReadOptions, names: dict[Path, str]) -> set[Path]:
             finished = jsonl_done(existing)
         return {path for path in options.inputs if str(path) in finished}
     return set()
-
-
-def render_text(document: Document, several: bool) -> str:
-    """The text output: the lines of each page, a blank line between its blocks, headed by the
-    file's name when there are several files, and by the page number when it has several
-    pages."""
-    parts = [f"== {document.source}"] if several else []
-    for page in document.pages:
-        if len(document.pages) > 1:
-            parts.append(f"-- page {page.number + 1}")
-        if page.error:
-            parts.append(f"[page {page.number + 1} not read: {page.error}]")
-        if page.lines:
-            parts.append(page.text)
-    return "".join(f"{part}\n" for part in parts)
-
-
-def jsonl_records(document: Document) -> str:
-    """One JSON object per page: file, page (1-based), pages (the file's), size and lines."""
-    return "".join(
-        page_record(document.source, page, len(document.pages)) for page in document.pages
-    )
-
-
-def page_record(source: str | None, page: Page, pages: int) -> str:
-    """A page's JSON line: its file, the page's fields, the file's page count."""
-    return json.dumps({"file": source, **page.to_dict(), "pages": pages}, ensure_ascii=False) + "\n"
 
 
 def write_whole(path: Path, content: str | bytes) -> None:

@@ -141,7 +141,7 @@ def test_parse_lines_reads_the_ensembles_outputs():
 def test_a_page_not_read_carries_its_error_everywhere():
     """The server's page_error: the page listed with its error (and size, or 0x0), its
     document's other pages read; the error in to_dict, JSON Lines, text and hOCR."""
-    from triton_ocr.client.client import jsonl_records, render_text
+    from triton_ocr.client.formats import jsonl_records, render_text
 
     pages = [(0, 600, 800), (0, 0, 0, "page 2: cannot read PDF page"), (0, 600, 850), *PAGES[3:]]
     lines = [line for line in LINES if line[:2] != (0, 1)]

@@ -37,9 +37,10 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import AsyncOcrClient, Document, ImageDecodeError, pdf
-from triton_ocr.client.client import (  # the formats `read` writes: the same here
+from triton_ocr.client.formats import (  # the formats `read` writes: the same here
     FILE_FORMATS,
     FORMATS,
+    MEDIA_TYPES,
     jsonl_records,
     page_record,
     render_text,
@@ -50,14 +51,6 @@ from .admission import Refusal, UploadGate
 from .settings import GatewaySettings
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
-MEDIA_TYPES = {
-    "json": "application/json",
-    "jsonl": "application/x-ndjson",
-    "text": "text/plain; charset=utf-8",
-    "hocr": "application/xhtml+xml",
-    "alto": "application/xml",
-    "pdf": "application/pdf",
-}
 PROBLEM = "application/problem+json"
 RETRY_AFTER_S = 2
 # the service's gRPC status -> the HTTP status the caller gets
