@@ -2,8 +2,9 @@
 
 Each part of the package may import only the parts listed for it below (and itself): the pure
 pre/postprocessing and the pipeline know nothing of Triton, the configs, the runtime or the
-tools; the runtime (serving, its supervisor, the backend shim, the model adapters) imports no
-tool; the client needs neither the runtime nor the pipeline.
+tools; the runtime inside the stubs (the adapters' helpers, the backend shim) and the serving
+host side (the server, its supervisor) import no tool; the client needs neither the runtime nor
+the pipeline.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ PARTS = {
     "pipeline": ["triton_ocr/pipeline.py"],
     "config": ["triton_ocr/config"],
     "runtime": ["triton_ocr/runtime"],
+    "serving": ["triton_ocr/serving"],
     "adapters": ["repository"],
     "client": ["client"],
     "export": ["export"],
@@ -42,6 +44,7 @@ MODULES = {  # part -> its import names
     "pipeline": ("triton_ocr.pipeline",),
     "config": ("triton_ocr.config",),
     "runtime": ("triton_ocr.runtime",),
+    "serving": ("triton_ocr.serving",),
     "adapters": (),  # loaded by Triton from their files, imported by nobody
     "client": ("triton_ocr.client",),
     "export": ("triton_ocr.export",),
@@ -60,12 +63,15 @@ MAY_IMPORT = {
     "preprocessing": ("errors", "settings", "postprocessing"),
     "pipeline": ("errors", "settings", "preprocessing", "postprocessing"),
     "config": ("errors", "contract", "settings", "postprocessing"),
+    # what runs inside Triton's stubs; the host side (serving) starts the server and may know
+    # the stubs' runtime (the backends' thread keys), never the other way round
     "runtime": ("errors", "contract", "settings", "config"),
+    "serving": ("errors", "contract", "settings", "config", "runtime"),
     "adapters": PURE + ("config", "runtime"),
     "client": ("errors", "contract", "settings", "config", "preprocessing"),
     "export": PURE + ("config",),
-    "tools": PURE + ("config", "runtime", "client", "export"),
-    "cli": PURE + ("config", "runtime", "client", "export", "tools", "gateway"),
+    "tools": PURE + ("config", "runtime", "serving", "client", "export"),
+    "cli": PURE + ("config", "runtime", "serving", "client", "export", "tools", "gateway"),
     # the OCRmyPDF plugin is a client of the service, like any other
     "ocrmypdf": ("errors", "contract", "client"),
     # the REST gateway: a client of the service, like the plugin; its page's previews are the

@@ -147,8 +147,8 @@ def export_east_str_command(
 
 def entry_point_names(text: str) -> tuple[str, ...]:
     """`--entry-points`: comma-separated entry point names; exit 2 unless they are known."""
-    from triton_ocr.runtime.errors import ServerError
-    from triton_ocr.runtime.flags import served_models
+    from triton_ocr.serving.errors import ServerError
+    from triton_ocr.serving.flags import served_models
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     try:
@@ -200,9 +200,9 @@ def serve(
     Model load/unload, shared memory, trace and logging APIs need the key in
     $TRITON_OCR_ADMIN_KEY (header triton-ocr-admin-key); without it they stay closed. A model
     whose stub process dies is reloaded; a crashed tritonserver is started again."""
-    from triton_ocr.runtime.errors import ServerError
-    from triton_ocr.runtime.flags import ServerOptions
-    from triton_ocr.runtime.server import gateway_process, serve_forever
+    from triton_ocr.serving.errors import ServerError
+    from triton_ocr.serving.flags import ServerOptions
+    from triton_ocr.serving.server import gateway_process, serve_forever
 
     served = entry_point_names(entry_points)
     if rest_port and OCR_MODEL not in served:
@@ -250,8 +250,8 @@ def drain(
     Needs the admin key in $TRITON_OCR_ADMIN_KEY."""
     import os
 
-    from triton_ocr.runtime.flags import ADMIN_KEY_ENV
-    from triton_ocr.runtime.server import drain_ahead
+    from triton_ocr.serving.flags import ADMIN_KEY_ENV
+    from triton_ocr.serving.server import drain_ahead
 
     key = os.environ.get(ADMIN_KEY_ENV)
     if not key:
@@ -275,7 +275,7 @@ def demo(
 ) -> None:
     """Start the server on an exported pack (`triton-ocr export ppocr-v6` first; `make demo`
     does both), OCR a rendered sample through the client and the REST gateway, print it, stop."""
-    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.serving.errors import ServerError
     from triton_ocr.tools.demo import DemoOptions, run_demo
 
     found = pack_repository(repository, pack)
@@ -295,8 +295,8 @@ def doctor(
 ) -> None:
     """Check that the local Triton runtime can start (server binary, stub, libpython), and where
     OCRmyPDF is installed, that it has Ghostscript (optional: said, not failed)."""
-    from triton_ocr.runtime.distribution import ensure_ghostscript, ensure_libpython
-    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.serving.distribution import ensure_ghostscript, ensure_libpython
+    from triton_ocr.serving.errors import ServerError
 
     try:
         typer.echo(ensure_libpython(fix))
@@ -685,7 +685,7 @@ def perf_analyzer(
 ) -> None:
     """NVIDIA's perf_analyzer on ensemble_model and ocr over gRPC, one bench image per request,
     at concurrency 1 to --concurrency-max; prints throughput and p50/p90/p99 latency."""
-    from triton_ocr.runtime.errors import ServerError
+    from triton_ocr.serving.errors import ServerError
     from triton_ocr.tools.perf_analyzer import PerfAnalyzerOptions, run_perf_analyzer, succeeded
 
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own

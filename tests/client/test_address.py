@@ -18,7 +18,7 @@ from triton_ocr.client.address import (
     host_port,
     spoken_at,
 )
-from triton_ocr.runtime.flags import free_ports
+from triton_ocr.serving.flags import free_ports
 
 # an HTTP/2 server's first frame: length 0, type SETTINGS, no flags, stream 0
 HTTP2_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"

@@ -23,13 +23,13 @@ from triton_ocr.cli import app
 from triton_ocr.contract import REST_PORT
 from triton_ocr.gateway import app as gateway_app
 from triton_ocr.gateway.settings import GatewaySettings
-from triton_ocr.runtime.flags import (
+from triton_ocr.serving.flags import (
     ADMIN_KEY_ENV,
     EXIT_TIMEOUT_S,
     ServerOptions,
     free_ports,
 )
-from triton_ocr.runtime.server import DRAIN_TIMEOUT_S, STOP_TIMEOUT_S
+from triton_ocr.serving.server import DRAIN_TIMEOUT_S, STOP_TIMEOUT_S
 from triton_ocr.tools.deploy_check import (
     CUSTOM_SCHEMAS,
     Manifest,

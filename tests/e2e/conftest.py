@@ -18,8 +18,8 @@ import pytest
 from tests.conftest import REPOSITORY
 from tests.documents import make_pdf, text_page
 from triton_ocr.export.ppocr import export_ppocr
-from triton_ocr.runtime.flags import ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server
+from triton_ocr.serving.flags import ServerOptions, free_ports
+from triton_ocr.serving.server import running_server
 from triton_ocr.tools.samples import render
 
 ADMIN_KEY = "e2e-admin-key"  # the test server's key for the restricted APIs

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from triton_ocr.runtime.flags import free_ports
+from triton_ocr.serving.flags import free_ports
 from triton_ocr.tools.evaluation.metrics import normalize
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")

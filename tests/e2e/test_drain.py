@@ -15,9 +15,9 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr.client import OcrClient
 from triton_ocr.contract import ENTRY_POINTS
-from triton_ocr.runtime.flags import ADMIN_HEADER, ADMIN_KEY_ENV, ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server, stop
-from triton_ocr.runtime.supervisor import admin_post
+from triton_ocr.serving.flags import ADMIN_HEADER, ADMIN_KEY_ENV, ServerOptions, free_ports
+from triton_ocr.serving.server import running_server, stop
+from triton_ocr.serving.supervisor import admin_post
 from triton_ocr.tools.samples import render
 
 from .conftest import ADMIN_KEY

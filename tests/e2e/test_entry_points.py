@@ -12,10 +12,10 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.flags import MALLOC_ENVIRONMENT, ServerOptions, free_ports
-from triton_ocr.runtime.layout import openvino_pays
-from triton_ocr.runtime.processes import stubs
-from triton_ocr.runtime.server import running_server
+from triton_ocr.serving.flags import MALLOC_ENVIRONMENT, ServerOptions, free_ports
+from triton_ocr.serving.layout import openvino_pays
+from triton_ocr.serving.processes import stubs
+from triton_ocr.serving.server import running_server
 from triton_ocr.tools.evaluation.metrics import normalize
 from triton_ocr.tools.samples import render
 

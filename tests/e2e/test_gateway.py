@@ -23,7 +23,7 @@ import pytest
 from tests.documents import make_pdf, text_page
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository, step_settings
-from triton_ocr.runtime.flags import free_ports
+from triton_ocr.serving.flags import free_ports
 from triton_ocr.settings import Documents
 from triton_ocr.tools.samples import DEMO_LINES
 

@@ -34,7 +34,7 @@ from tests.searchable import (
 from triton_ocr import contract
 from triton_ocr.config.repository import AlphabetSource, Repository
 from triton_ocr.export.ppocr import export_ppocr
-from triton_ocr.runtime.flags import free_ports
+from triton_ocr.serving.flags import free_ports
 
 pytest.importorskip("ocrmypdf", reason="OCRmyPDF 17 needs Python 3.11+")
 from ocrmypdf.exceptions import ExitCode  # noqa: E402

@@ -38,8 +38,8 @@ from triton_ocr.client.ocr_client import (
     ocr_request,
 )
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.flags import ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server
+from triton_ocr.serving.flags import ServerOptions, free_ports
+from triton_ocr.serving.server import running_server
 from triton_ocr.tools.samples import render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500)).png

@@ -22,8 +22,8 @@ from tests.deploy.test_manifests import PROXY_CONF
 from tests.e2e.test_gateway import call, running_gateway, slow_upload
 from tests.samples import ENGLISH_LINES
 from triton_ocr.gateway.settings import GatewaySettings
-from triton_ocr.runtime.flags import free_ports
-from triton_ocr.runtime.server import wait_until_ready
+from triton_ocr.serving.flags import free_ports
+from triton_ocr.serving.server import wait_until_ready
 from triton_ocr.tools.deploy_check import nginx, nginx_main
 from triton_ocr.tools.samples import render
 

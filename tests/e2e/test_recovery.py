@@ -8,8 +8,8 @@ import signal
 import time
 
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.processes import stubs
-from triton_ocr.runtime.supervisor import running
+from triton_ocr.serving.processes import stubs
+from triton_ocr.serving.supervisor import running
 from triton_ocr.tools.evaluation.metrics import normalize
 from triton_ocr.tools.samples import render
 

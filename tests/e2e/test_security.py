@@ -13,7 +13,7 @@ from tritonclient.utils import InferenceServerException
 
 from tests.conftest import REPOSITORY
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.flags import ADMIN_HEADER
+from triton_ocr.serving.flags import ADMIN_HEADER
 from triton_ocr.tools.samples import Placed, render
 
 from .conftest import ADMIN_KEY, Endpoints, server_pid

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 from triton_ocr.client import AsyncOcrClient, OcrClient, WrongAddress
-from triton_ocr.runtime.flags import free_ports
+from triton_ocr.serving.flags import free_ports
 
 CLI = str(Path(sys.executable).parent / "triton-ocr")
 

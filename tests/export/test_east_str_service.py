@@ -18,8 +18,8 @@ import tritonclient.grpc as grpcclient
 
 from tests.samples import render_blank
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.flags import ServerOptions, free_ports
-from triton_ocr.runtime.server import running_server
+from triton_ocr.serving.flags import ServerOptions, free_ports
+from triton_ocr.serving.server import running_server
 from triton_ocr.tools.samples import render
 
 GUIDE_CLIENT = Path(__file__).parents[1] / "e2e" / "guide_part5_client.py"

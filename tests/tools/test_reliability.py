@@ -3,8 +3,8 @@
 import os
 
 from triton_ocr.client.ocr_client import TextLine
-from triton_ocr.runtime.processes import MemorySample, rss_bytes
-from triton_ocr.runtime.supervisor import running
+from triton_ocr.serving.processes import MemorySample, rss_bytes
+from triton_ocr.serving.supervisor import running
 from triton_ocr.tools.reliability.faults import Outcome, recovery
 from triton_ocr.tools.reliability.soak import growth, same_answer
 

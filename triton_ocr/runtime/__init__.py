@@ -1,12 +1,13 @@
-"""Serving: locating Triton's parts, the server's flags and admin policy, the process lifecycle
-(with the restart loop), the stub supervisor, and what the model adapters share (the Triton
-side of the model.py files, BLS calls with timeouts, the onnxruntime backend shim).
+"""What runs inside Triton's stub processes: what the model adapters share (the Triton side of
+the model.py files, BLS calls with timeouts, the admission gate, a request's pages read with
+deadlines) and the Python-based backends that stand in for the container's C++ ones. The host
+side (starting and supervising the server) is triton_ocr.serving.
 
-  distribution.py  the pytriton wheel's tritonserver, backends and stub; the libpython doctor
-  flags.py         ServerOptions, free_ports, the admin-key policy, tritonserver's command line
-  server.py        running_server, serve_forever (restart on crash), drain, stop
-  supervisor.py    reloads a model whose stub process died; processes.py: /proc and /dev/shm
-  errors.py        ServerError
+  adapter.py   tensors in and out, BLS calls, counters, one error policy
+  gate.py      the ensemble's admission gate; timeouts.py: deadlines for awaited work
+  pages.py     a request's pages decoded in a thread, each within its timeout
+  backends/    the onnxruntime and openvino stand-ins (engines.py, shim.py)
 
-Imports nothing from triton_ocr.tools or triton_ocr.cli (tests/test_layers.py checks it).
+Imports nothing from triton_ocr.tools, triton_ocr.serving or triton_ocr.cli
+(tests/test_layers.py checks it).
 """

@@ -19,9 +19,9 @@ from pathlib import Path
 from triton_ocr.client import OcrClient, TextLine
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import GRPC_PORT, HTTP_PORT, METRICS_PORT, REST_PORT
-from triton_ocr.runtime.errors import ServerError
-from triton_ocr.runtime.flags import ServerOptions
-from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
+from triton_ocr.serving.errors import ServerError
+from triton_ocr.serving.flags import ServerOptions
+from triton_ocr.serving.server import gateway_process, running_server, wait_until_ready
 from triton_ocr.tools.samples import render
 
 # the sample as the demo's curl line sends it, kept for that line to work again

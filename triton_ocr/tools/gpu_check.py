@@ -90,8 +90,8 @@ def problems_of(placement: dict[str, dict], processes: list[dict], stats: dict) 
 
 
 def run_gpu_check(options: GpuCheckOptions) -> dict:
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     if shutil.which("nvidia-smi") is None:
         raise SystemExit("gpu-check: no nvidia-smi here, so no NVIDIA GPU to check")

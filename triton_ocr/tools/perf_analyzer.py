@@ -270,8 +270,8 @@ def run_perf_analyzer(options: PerfAnalyzerOptions) -> dict:
         url = options.url
         runs = measure(options, url, images)
     else:
-        from triton_ocr.runtime.flags import ServerOptions, free_ports
-        from triton_ocr.runtime.server import running_server
+        from triton_ocr.serving.flags import ServerOptions, free_ports
+        from triton_ocr.serving.server import running_server
 
         http, grpc, metrics = free_ports(3)
         repository = options.repository

@@ -113,8 +113,8 @@ def texts_per_image(url: str, images: Sequence[bytes]) -> list[list[str]]:
 
 def run_tuning(options: TuneOptions) -> dict:
     """One server per variant, interleaved passes of every load; writes and prints the table."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     pack = options.repository.pack
     variants, loads, passes = options.variants, options.loads, options.passes

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triton_ocr.client import OcrClient
-from triton_ocr.runtime.errors import ServerError
-from triton_ocr.runtime.server import wait_until_ready
+from triton_ocr.serving.errors import ServerError
+from triton_ocr.serving.server import wait_until_ready
 from triton_ocr.tools.workload import ReadOne, Row, run_row
 
 from .report import row_figures
@@ -126,7 +126,7 @@ def machine_busy_seconds() -> float:
 
 def server_cpu_seconds(server_pid: int) -> float:
     """The server's CPU seconds so far: tritonserver and its Python backend stubs."""
-    from triton_ocr.runtime.processes import stubs
+    from triton_ocr.serving.processes import stubs
 
     return cpu_seconds(server_pid) + sum(cpu_seconds(s.pid) for s in stubs(server_pid))
 

@@ -28,8 +28,8 @@ def measure_packs(
     out_dir: Path,
 ) -> list[Row]:
     """Rows `<pack> c=<n>`: every image once per round through each pack's `ocr` (gRPC)."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     for pack in packs:
         missing = Repository(repository, pack).missing_files()

@@ -19,7 +19,7 @@ from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_line
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.preprocessing.recognition import whole_batch
 from triton_ocr.runtime.backends.engines import Engine, open_engine
-from triton_ocr.runtime.layout import fit_runtime, openvino_pays
+from triton_ocr.serving.layout import fit_runtime, openvino_pays
 from triton_ocr.settings import PipelineSettings
 from triton_ocr.tools.workload import ReadOne
 

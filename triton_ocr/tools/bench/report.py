@@ -12,7 +12,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.layout import apply, available_cores, describe, openvino_pays, placements
+from triton_ocr.serving.layout import apply, available_cores, describe, openvino_pays, placements
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
@@ -99,7 +99,7 @@ def model_statistics(url: str) -> dict[str, dict[str, float]]:
 
 def memory_record(server_pid: int) -> dict:
     """Proportional set size of tritonserver and each of its stubs (by model instance), MiB."""
-    from triton_ocr.runtime.processes import pss_bytes, stubs
+    from triton_ocr.serving.processes import pss_bytes, stubs
 
     per = {"tritonserver": pss_bytes(server_pid)}
     per.update({stub.instance: pss_bytes(stub.pid) for stub in stubs(server_pid)})
@@ -123,7 +123,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
 
     pack = repository.pack
     cores = available_cores()
-    laid_out = placements(cores)  # what the bench's servers apply to the files (runtime/layout.py)
+    laid_out = placements(cores)  # what the bench's servers apply to the files (serving/layout.py)
     threads = {}
     models = (
         contract.TEXT_DETECTION,

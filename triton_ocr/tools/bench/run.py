@@ -13,7 +13,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.layout import available_cores, describe, openvino_pays
+from triton_ocr.serving.layout import available_cores, describe, openvino_pays
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import ReadOne, Row, paired_seconds, real_images, run_row
 
@@ -77,8 +77,8 @@ def gateway_section(
 def run_gateway_only(options: BenchOptions) -> dict:
     """`bench --only gateway`: serve the pack, measure the gateway section alone, write
     gateway.json (benchmark.json, the whole run's, is left as it is)."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     repository = options.repository
     options.out_dir.mkdir(parents=True, exist_ok=True)
@@ -175,8 +175,8 @@ def stages_summary(columns: dict[str, dict[str, float]], served: Sequence[Row], 
 def run_stages_only(options: BenchOptions) -> dict:
     """`bench --only stages`: the stage table, with the entry points at concurrency 1 served
     beside it for their cost beyond the floor; writes stages.json."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     repository = options.repository
     options.out_dir.mkdir(parents=True, exist_ok=True)
@@ -219,8 +219,8 @@ def run_benchmark(options: BenchOptions) -> dict:
         if options.only not in only:
             raise ValueError(f"--only must be one of {', '.join(SECTIONS)}, not {options.only!r}")
         return only[options.only](options)
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     repository, pack = options.repository, options.repository.pack
     out_dir, floor_threads = options.out_dir, options.floor_threads

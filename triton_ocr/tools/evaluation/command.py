@@ -51,8 +51,8 @@ def service(url: str | None, repository: Repository) -> Iterator[str]:
     if url:
         yield url
         return
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     http, grpc, metrics = free_ports(3)
     opts = ServerOptions(repository.path, "127.0.0.1", http, grpc, metrics, pack=repository.pack)

@@ -1,7 +1,7 @@
 """`triton-ocr faults`: fault drills against a real server under load, measured (not a test).
 
 1. Kill a model's stub process (SIGKILL) while requests flow: the server must stay up, the stub
-   must be replaced (by the server's supervisor, triton_ocr/runtime/supervisor.py), and
+   must be replaced (by the server's supervisor, triton_ocr/serving/supervisor.py), and
    requests must succeed again; how long that takes is measured, for plain requests and for the
    client library, which retries.
 2. Freeze a model (SIGSTOP its stubs): requests must fail within the BLS timeout instead of
@@ -33,8 +33,8 @@ from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import ENTRY_POINTS
-from triton_ocr.runtime.processes import stubs
-from triton_ocr.runtime.supervisor import running
+from triton_ocr.serving.processes import stubs
+from triton_ocr.serving.supervisor import running
 from triton_ocr.tools.workload import bench_images
 
 from .payloads import connect, infer_raw
@@ -278,8 +278,8 @@ class FaultsOptions:
 
 def run_faults(options: FaultsOptions) -> dict:
     """Each drill on a server of its own; writes faults.json and prints the report."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     kill, freeze, supervise = options.kill, options.freeze, options.supervise
     bls_timeout_s, out, pack = options.bls_timeout_s, options.out_dir, options.repository.pack

@@ -26,7 +26,7 @@ from tritonclient.utils import InferenceServerException
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.processes import sample
+from triton_ocr.serving.processes import sample
 
 from .bombs import Bomb, blank_image, document_bombs, image_bombs
 
@@ -128,8 +128,8 @@ def within_targets(row: dict) -> bool:
 
 def run_hostile(options: HostileOptions) -> dict:
     """Every case alone, then `at_once` together; writes hostile.json and prints a table."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     repository = options.repository
     http, grpc, metrics = free_ports(3)

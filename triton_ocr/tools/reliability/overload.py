@@ -32,7 +32,7 @@ import numpy as np
 from triton_ocr.client.ocr_client import is_overload, retry_wait
 from triton_ocr.client.retry_after import hinted_refusal, retry_after_seconds
 from triton_ocr.config.repository import Repository
-from triton_ocr.runtime.processes import rss_bytes, sample
+from triton_ocr.serving.processes import rss_bytes, sample
 from triton_ocr.tools.workload import bench_images
 
 from .payloads import connect, infer_raw
@@ -243,8 +243,8 @@ def targets(entry_points: Sequence[str], protocols: Sequence[str]) -> list[tuple
 
 def run_overload(options: OverloadOptions) -> dict:
     """Every fleet at every entry point and protocol; write overload.json, print the table."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import gateway_process, running_server, wait_until_ready
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import gateway_process, running_server, wait_until_ready
 
     images = [data for _, data in bench_images(options.shared_eval)]
     rows = []

@@ -29,7 +29,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr.client.ocr_client import TextLine
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import ENTRY_POINTS
-from triton_ocr.runtime.processes import MemorySample, sample
+from triton_ocr.serving.processes import MemorySample, sample
 from triton_ocr.tools.workload import bench_images
 
 from .overload import outcome_of
@@ -184,8 +184,8 @@ def healthy(report: dict) -> bool:
 
 def run_soak(options: SoakOptions) -> dict:
     """Run the mixed load, sample memory, write soak.json and print the report."""
-    from triton_ocr.runtime.flags import ServerOptions, free_ports
-    from triton_ocr.runtime.server import running_server
+    from triton_ocr.serving.flags import ServerOptions, free_ports
+    from triton_ocr.serving.server import running_server
 
     minutes, concurrency, warmup_s = options.minutes, options.concurrency, options.warmup_s
     good, bad = jobs_for(options.shared_eval)

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from triton_ocr.runtime.server import dying_with_parent
+from triton_ocr.serving.server import dying_with_parent
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux's")
 
 PARENT = """
 import subprocess, sys, time
-from triton_ocr.runtime.server import dying_with_parent
+from triton_ocr.serving.server import dying_with_parent
 child = subprocess.Popen(dying_with_parent(["sleep", "60"]))
 print(child.pid, flush=True)
 time.sleep(60)

@@ -21,8 +21,8 @@ from triton_ocr.contract import (
     METRICS_PORT,
     MODELS,
 )
-from triton_ocr.runtime.distribution import TritonDistribution
-from triton_ocr.runtime.errors import ServerError
+from triton_ocr.serving.distribution import TritonDistribution
+from triton_ocr.serving.errors import ServerError
 
 # Python models exchange whole images through /dev/shm: start with room for a typical photo and
 # grow in large steps instead of the backend's 1 MiB default.

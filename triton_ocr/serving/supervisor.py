@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triton_ocr.runtime.processes import PROC, stubs
+from triton_ocr.serving.processes import PROC, stubs
 
 
 def admin_post(http_url: str, header: str, key: str, path: str, timeout: float) -> bytes:

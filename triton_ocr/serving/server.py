@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from triton_ocr.contract import ENTRY_POINTS
-from triton_ocr.runtime.distribution import build_backend_dir, find_distribution, server_environment
-from triton_ocr.runtime.errors import ServerError
-from triton_ocr.runtime.flags import (
+from triton_ocr.serving.distribution import build_backend_dir, find_distribution, server_environment
+from triton_ocr.serving.errors import ServerError
+from triton_ocr.serving.flags import (
     ADMIN_HEADER,
     MALLOC_ENVIRONMENT,
     ServerOptions,
@@ -32,14 +32,14 @@ from triton_ocr.runtime.flags import (
     container_command,
     server_command,
 )
-from triton_ocr.runtime.layout import (
+from triton_ocr.serving.layout import (
     cores_to_lay_out,
     describe,
     laid_out_repository,
     openvino_pays,
 )
-from triton_ocr.runtime.processes import clean_up_after
-from triton_ocr.runtime.supervisor import (
+from triton_ocr.serving.processes import clean_up_after
+from triton_ocr.serving.supervisor import (
     StubSupervisor,
     admin_post,
     repository_index,

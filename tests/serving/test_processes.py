@@ -2,7 +2,7 @@
 
 import os
 
-from triton_ocr.runtime.processes import pss_bytes, rss_bytes
+from triton_ocr.serving.processes import pss_bytes, rss_bytes
 
 
 def test_proportional_memory_is_at_most_resident_memory():

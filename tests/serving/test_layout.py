@@ -7,8 +7,8 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
-from triton_ocr.runtime import layout
 from triton_ocr.runtime.backends.engines import THREADS_KEY
+from triton_ocr.serving import layout
 
 REPOSITORY = Path(__file__).parents[2] / "repository"
 

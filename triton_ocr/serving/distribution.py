@@ -19,9 +19,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from triton_ocr.runtime.errors import ServerError
+from triton_ocr.serving.errors import ServerError
 
-BACKENDS = Path(__file__).parent / "backends"
+# the backends run inside the stubs (triton_ocr.runtime); found, not imported, from here
+BACKENDS = Path(__file__).parents[1] / "runtime" / "backends"
 NETWORK_BACKENDS = ("onnxruntime", "openvino")  # each a folder of BACKENDS with a model.py
 LIBPYTHON_PACKAGE = "libpython{major}.{minor}"  # Debian/Ubuntu package of the shared runtime
 GHOSTSCRIPT_PACKAGE = "ghostscript"  # Debian/Ubuntu: OCRmyPDF's PDF/A backend and JPEG optimiser

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from triton_ocr import contract
-from triton_ocr.runtime.distribution import TritonDistribution
-from triton_ocr.runtime.errors import ServerError
-from triton_ocr.runtime.flags import (
+from triton_ocr.serving.distribution import TritonDistribution
+from triton_ocr.serving.errors import ServerError
+from triton_ocr.serving.flags import (
     ADMIN_HEADER,
     ADMIN_KEY_ENV,
     RESTRICTED_APIS,
