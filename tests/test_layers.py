@@ -24,6 +24,7 @@ PARTS = {
     "preprocessing": ["preprocessing"],
     "postprocessing": ["postprocessing"],
     "pipeline": ["triton_ocr/pipeline.py"],
+    "ocr_request": ["triton_ocr/ocr_request.py"],
     "config": ["triton_ocr/config"],
     "runtime": ["triton_ocr/runtime"],
     "serving": ["triton_ocr/serving"],
@@ -42,6 +43,7 @@ MODULES = {  # part -> its import names
     "preprocessing": ("triton_ocr.preprocessing",),
     "postprocessing": ("triton_ocr.postprocessing",),
     "pipeline": ("triton_ocr.pipeline",),
+    "ocr_request": ("triton_ocr.ocr_request",),
     "config": ("triton_ocr.config",),
     "runtime": ("triton_ocr.runtime",),
     "serving": ("triton_ocr.serving",),
@@ -67,7 +69,9 @@ MAY_IMPORT = {
     # the stubs' runtime (the backends' thread keys), never the other way round
     "runtime": ("errors", "contract", "settings", "config"),
     "serving": ("errors", "contract", "settings", "config", "runtime"),
-    "adapters": PURE + ("config", "runtime"),
+    # one `ocr` request's life: the pipeline's pages under the stub's deadlines
+    "ocr_request": PURE + ("runtime",),
+    "adapters": PURE + ("config", "runtime", "ocr_request"),
     "client": ("errors", "contract", "settings", "config", "preprocessing"),
     "export": PURE + ("config",),
     "tools": PURE + ("config", "runtime", "serving", "client", "export"),
