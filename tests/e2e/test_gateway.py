@@ -278,3 +278,11 @@ def test_the_bearer_token_is_asked_for_when_set(server, demo, tmp_path):
         right = {"Authorization": f"Bearer {TOKEN}"}
         assert call(f"{base}/v1/ocr?format=text", demo, "image/png", right)[0] == 200
         assert call(f"{base}/healthz")[0] == 200  # probes need no token
+        assert call(f"{base}/v1/preview", demo, "image/png")[0] == 401
+        assert call(f"{base}/v1/preview", demo, "image/png", right)[0] == 200
+        # the token is declared where callers read the API: /openapi.json (and /docs from it)
+        api = json.loads(call(f"{base}/openapi.json")[2])
+        for path in ("/v1/ocr", "/v1/preview"):
+            assert api["paths"][path]["post"]["security"] == [{"HTTPBearer": []}]
+        assert api["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+        assert "security" not in api["paths"]["/healthz"]["get"]

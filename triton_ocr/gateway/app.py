@@ -19,12 +19,13 @@ import hmac
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -48,6 +49,7 @@ from triton_ocr.client.formats import (  # the formats `read` writes: the same h
 from triton_ocr.client.ocr_client import is_overload
 
 from .admission import Refusal, UploadGate
+from .page import page_router, preview_router
 from .settings import GatewaySettings
 from .uploads import REQUEST_BODY, UploadError, bounded_body, files_of
 
@@ -157,6 +159,9 @@ def make_app(settings: GatewaySettings) -> FastAPI:
     ]
     turn = itertools.cycle(clients)
 
+    def next_client() -> AsyncOcrClient:  # the channels taken in turn
+        return next(turn)
+
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI):
         yield
@@ -188,7 +193,8 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         )
         return problem(429 if why.per_client else 503, message, RETRY_AFTER_S)
 
-    # inside the token check (middleware added later wraps it): only callers let in are counted
+    # before the body is read and through a streamed answer's end: a middleware, not a route's
+    # dependency (admission.py)
     app.add_middleware(
         UploadGate,
         limit=max(1, settings.max_in_flight),
@@ -196,36 +202,63 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         refuse=refuse,
         delay_s=settings.refusal_delay_s,
     )
+    # the /v1/ routes' dependency, declared in /openapi.json as their security
+    authorized = [Depends(bearer_token(settings.token))] if settings.token is not None else []
+    app.include_router(health_router(next_client, metrics))
+    app.include_router(ocr_router(settings, next_client, metrics), dependencies=authorized)
+    # the page for people at /, /docs and its POST /v1/preview
+    app.include_router(page_router())
+    preview = preview_router(next_client, settings.max_body_bytes)
+    app.include_router(preview, dependencies=authorized)
+    return app
 
-    @app.middleware("http")
-    async def bearer(request: Request, call_next):
-        if settings.token is not None and request.url.path.startswith("/v1/"):
-            given = request.headers.get("authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {settings.token}".encode()):
-                return problem(401, "missing or wrong bearer token")
-        return await call_next(request)
 
-    @app.get("/healthz")
+def bearer_token(token: str) -> Callable[..., Awaitable[None]]:
+    """A dependency that lets in only callers sending `Authorization: Bearer <token>`."""
+    scheme = HTTPBearer(auto_error=False, description="the gateway's --token-file")
+
+    async def check(given: HTTPAuthorizationCredentials | None = Depends(scheme)) -> None:
+        sent = given.credentials if given is not None else ""
+        if not hmac.compare_digest(sent.encode(), token.encode()):
+            raise StarletteHTTPException(401, "missing or wrong bearer token")
+
+    return check
+
+
+def health_router(next_client: Callable[[], AsyncOcrClient], metrics: Metrics) -> APIRouter:
+    """/healthz, /readyz and /metrics: probes and scrapers, no token."""
+    router = APIRouter()
+
+    @router.get("/healthz")
     async def healthz() -> dict:
         """The gateway is up (whether the service is: /readyz)."""
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @router.get("/readyz")
     async def readyz() -> Response:
         """Ready when the service's `ocr` entry point is."""
         try:
-            ready = await next(turn).client.is_model_ready(contract.OCR_MODEL)
+            ready = await next_client().client.is_model_ready(contract.OCR_MODEL)
         except Exception as exc:  # noqa: BLE001 (any failure to ask is "not ready")
             return problem(503, f"the service cannot be reached: {exc}", RETRY_AFTER_S)
         if not ready:
             return problem(503, f"the service's {contract.OCR_MODEL} is not ready", RETRY_AFTER_S)
         return JSONResponse({"status": "ready"})
 
-    @app.get("/metrics")
+    @router.get("/metrics")
     async def prometheus() -> Response:
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.post(
+    return router
+
+
+def ocr_router(
+    settings: GatewaySettings, next_client: Callable[[], AsyncOcrClient], metrics: Metrics
+) -> APIRouter:
+    """POST /v1/ocr; the app adds its dependencies (the token)."""
+    router = APIRouter()
+
+    @router.post(
         "/v1/ocr",
         responses={200: {"content": {media: {} for media in MEDIA_TYPES.values()}}},
         openapi_extra={
@@ -244,7 +277,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         start = time.perf_counter()
         chosen = request.query_params.get("format", "json")
         try:
-            response = await answer(request, settings, next(turn))
+            response = await answer(request, settings, next_client())
         except (Problem, UploadError) as exc:
             response = problem(exc.status, str(exc), getattr(exc, "retry_after", None))
             if getattr(exc, "shed", False):
@@ -255,10 +288,7 @@ def make_app(settings: GatewaySettings) -> FastAPI:
         metrics.seconds.labels(label).observe(time.perf_counter() - start)
         return response
 
-    from .page import add_page  # the page for people at /, /docs and POST /v1/preview
-
-    add_page(app, lambda: next(turn), settings.max_body_bytes)
-    return app
+    return router
 
 
 async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrClient) -> Response:

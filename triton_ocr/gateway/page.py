@@ -25,7 +25,7 @@ from typing import Any
 
 import cv2
 import numpy as np
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 
 from triton_ocr import contract
@@ -145,33 +145,41 @@ def preview_pages(data: bytes, reads: ServerReads, dpi: int, budget: int) -> lis
     return found
 
 
-def add_page(
-    app: FastAPI, next_client: Callable[[], AsyncOcrClient], max_body_bytes: int | None
-) -> None:
-    """Serve the page at /, its files at /static/…, /docs, and POST /v1/preview (bodies up to
-    `max_body_bytes`; None: the server's max_image_bytes, as for /v1/ocr)."""
+def page_router() -> APIRouter:
+    """The page at /, its files at /static/…, and /docs: no token (they hold no data)."""
     files = static_files()
+    router = APIRouter(include_in_schema=False)
 
     def static(name: str) -> Response:
         data, media_type = files[name]
         return Response(data, media_type=media_type, headers=SECURITY_HEADERS)
 
-    @app.get("/", include_in_schema=False)
+    @router.get("/")
     async def index() -> Response:
         return static("index.html")
 
-    @app.get("/docs", include_in_schema=False)
+    @router.get("/docs")
     async def docs() -> Response:
         """The endpoints and their parameters, read from /openapi.json by docs.js."""
         return static("docs.html")
 
-    @app.get("/static/{name}", include_in_schema=False)
+    @router.get("/static/{name}")
     async def asset(name: str) -> Response:
         if name not in files:
             raise HTTPException(404, "Not Found")
         return static(name)
 
-    @app.post("/v1/preview", openapi_extra=UPLOAD_BODY)
+    return router
+
+
+def preview_router(
+    next_client: Callable[[], AsyncOcrClient], max_body_bytes: int | None
+) -> APIRouter:
+    """POST /v1/preview, the page's view of an upload (bodies up to `max_body_bytes`; None: the
+    server's max_image_bytes, as for /v1/ocr); the app adds its dependencies (the token)."""
+    router = APIRouter()
+
+    @router.post("/v1/preview", openapi_extra=UPLOAD_BODY)
     async def preview(request: Request) -> Response:
         """The uploaded files' pages as the server reads them, for display: per file
         {"file", "pages": [{"page", "width", "height", "image"}]} (a list for several files;
@@ -199,3 +207,5 @@ def add_page(
             budget -= len(pages)
             found.append({"file": name, "pages": pages})
         return JSONResponse(found[0] if len(found) == 1 else found)
+
+    return router
