@@ -1,7 +1,10 @@
 """One `ocr` request's life, apart from Triton: its limits (images per request, pages in all),
-its items opened into pages, the pages read concurrently (`images_in_flight` at a time), each
-page within its own timeout and the whole request within its deadline, a document's unreadable
-page listed with its error while an unreadable image fails the request.
+its items opened into pages, the pages read concurrently (`images_in_flight` at a time, so one
+page's network calls overlap another's decoding and cropping, and no more pages than that are
+held decoded at once), each page within its own timeout and the whole request within its
+deadline, a document's unreadable page listed with its error while an unreadable image fails
+the request. The deadline counts from the start of the reading (Triton does not tell a model how
+long a request queued): past it the caller has given up, and the request's work stops.
 
 The adapter (repository/ocr/1/model.py) turns tensors and parameters into `read_request`'s
 arguments, runs it, and turns its PageReads into tensors.
