@@ -29,7 +29,7 @@ LIBB64_SHA256 ?= b0e1d6fde8bdccc18c3884144aede064dc82464dd4777275fa80e74c05583e8
 # that deploy-check runs `nginx -t` with and tests/e2e/test_proxy.py runs in front of the gateway
 TEST_PACKAGES := chromium chromium-driver nginx-light
 
-.PHONY: setup setup-export demo test lint deploy-check bench perf-analyzer gpu-check export configs serve lock clean
+.PHONY: setup setup-export demo test lint typecheck deploy-check bench perf-analyzer gpu-check export configs serve lock clean
 
 # $(call locked_venv,VENV,LOCK[,NO-DEPS LOCK]): a fresh environment with exactly the lock's
 # packages, then this project on top (editable, no dependencies, built with the lock's setuptools),
@@ -83,9 +83,18 @@ setup-export: $(STAMP) $(EXPORT_STAMP)
 demo: export
 	$(BIN)/triton-ocr demo
 
-lint: setup
+lint: setup typecheck
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# mypy reads the package as it is installed: pyproject.toml's package-dir maps the top-level
+# folders into triton_ocr.*, which a tree of links in .typecheck/ lays out for it
+# (its settings: pyproject.toml [tool.mypy]; MYPY_ARGS adds flags, e.g. --cache-dir=DIR)
+typecheck: setup
+	mkdir -p .typecheck/triton_ocr
+	for f in triton_ocr/*.py triton_ocr/*/; do ln -sfn ../../$${f%/} .typecheck/triton_ocr/; done
+	for d in preprocessing postprocessing export client; do ln -sfn ../../$$d .typecheck/triton_ocr/$$d; done
+	cd .typecheck && ../$(BIN)/mypy --config-file ../pyproject.toml $(MYPY_ARGS) -p triton_ocr
 
 # Every Kubernetes and KServe manifest in deploy/ against the schemas of its kind (the overlays
 # rendered by kubectl's Kustomize; no cluster needed).

@@ -65,7 +65,8 @@ def spaced(word: WordLike) -> list[WordLike]:
     ys = [float(y) for _, y in word.polygon]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
     step = (x1 - x0) / max(len(word.text), 1)
-    pieces, start = [], 0
+    pieces: list[WordLike] = []
+    start = 0
     for part in parts:
         start = word.text.index(part, start)
         left, right = x0 + start * step, x0 + (start + len(part)) * step
@@ -127,7 +128,9 @@ def block_lines(element: ET.Element, lines: Sequence[LineLike], page: PageLike, 
     for n, these in enumerate(words):
         following = words[n + 1][0].text if n + 1 < len(words) else None
         last = these[-1].text
-        joined.append(last[:-1] + following if hyphen_split(last, following) else None)
+        joined.append(
+            last[:-1] + following if following and hyphen_split(last, following) else None
+        )
     for n, line in enumerate(lines):
         joins = (joined[n - 1] if n else None, joined[n])
         text_line(element, words[n], box(line.polygon, page), page, f"{ident}_l{n + 1}", joins)

@@ -263,6 +263,7 @@ def read_files(options: ReadOptions) -> int:
             raise ValueError("not a file")
         data = path.read_bytes()
         if options.output == "pdf":
+            assert options.out is not None  # ReadOptions: --format pdf needs --out
             document = read_searchable(
                 local.client, data, options, parameters, options.out / f"{names[path]}.pdf"
             )
@@ -312,8 +313,8 @@ def read_files(options: ReadOptions) -> int:
                     print(f"error: {futures[future]}: {error}", file=sys.stderr, flush=True)
                     continue
                 document = future.result()
-                for error in document.errors:  # each names its page
-                    print(f"error: {futures[future]}: {error}", file=sys.stderr, flush=True)
+                for problem in document.errors:  # each names its page
+                    print(f"error: {futures[future]}: {problem}", file=sys.stderr, flush=True)
                 if options.output == "jsonl":
                     sys.stdout.write(jsonl_records(document))
                 elif options.output == "json":

@@ -40,28 +40,41 @@ NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 Bbox = tuple[int, int, int, int]
 
 
+# read-only members (properties), so that frozen dataclasses holding tuples match them
 class WordLike(Protocol):
-    text: str
-    polygon: Sequence[Sequence[float]]
-    score: float
+    @property
+    def text(self) -> str: ...
+    @property
+    def polygon(self) -> Sequence[Sequence[float]]: ...
+    @property
+    def score(self) -> float: ...
 
 
 class LineLike(WordLike, Protocol):
-    words: Sequence[WordLike]
+    @property
+    def words(self) -> Sequence[WordLike]: ...
 
 
 class BlockLike(Protocol):
-    polygon: Sequence[Sequence[float]]
-    lines: Sequence[LineLike]
+    @property
+    def polygon(self) -> Sequence[Sequence[float]]: ...
+    @property
+    def lines(self) -> Sequence[LineLike]: ...
 
 
 class PageLike(Protocol):
-    number: int
-    width: int
-    height: int
-    lines: Sequence[LineLike]
-    blocks: Sequence[BlockLike]
-    rotation: int
+    @property
+    def number(self) -> int: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def lines(self) -> Sequence[LineLike]: ...
+    @property
+    def blocks(self) -> Sequence[BlockLike]: ...
+    @property
+    def rotation(self) -> int: ...
 
 
 def bbox_of(polygon: Iterable[Sequence[float]], width: int, height: int) -> Bbox:
@@ -117,8 +130,9 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     properties += [f"bbox 0 0 {page.width} {page.height}", f"ppageno {page.number}"]
     page_title = escape("; ".join(properties), double_quotes=False)
     out = [f"  <div class='ocr_page' id='page_{number}' title='{page_title}'>"]
-    if getattr(page, "error", ""):  # a page the server could not read: why, for a reader
-        out.append(f"   <!-- not read: {escape(page.error).replace('--', '- -')} -->")
+    error = getattr(page, "error", "")
+    if error:  # a page the server could not read: why, for a reader
+        out.append(f"   <!-- not read: {escape(error).replace('--', '- -')} -->")
     counts = {"line": 0, "word": 0}
     for block_count, (points, lines) in enumerate(page_blocks(page), start=1):
         box = title(bbox_of(points, page.width, page.height))

@@ -66,6 +66,7 @@ RESTARTING = {
 # any HTTP answer that says when to come back. Retried until the caller's deadline.
 OVERLOAD_STATUSES = {"StatusCode.UNAVAILABLE", "503"}
 OVERLOAD_SIGNS = ("Exceeds maximum queue size", "Request timeout expired", "overloaded")
+BACKOFF_S = 0.5  # the first wait after a transient failure, doubling with each try
 MAX_BACKOFF_S = 16.0  # the longest wait between two tries, however many were refused
 
 
@@ -332,7 +333,7 @@ class ClientOptions:
         model: str = contract.ENSEMBLE_MODEL,
         timeout: float = contract.REQUEST_TIMEOUT_S,
         retries: int = 3,
-        backoff: float = 0.5,
+        backoff: float = BACKOFF_S,
         limits: ImageLimits | None = None,
         overload_timeout: float | None = None,
     ) -> None:

@@ -94,7 +94,9 @@ def fitted_text(text: str, length: float, height: float, font: str | None) -> Im
         if right - left <= max(length, 1) or size == MIN_FONT:
             break
         size = max(MIN_FONT, int(size * max(length, 1) / (right - left)))
-    layer = Image.new("LA", (max(1, right - left), max(1, bottom - top)), (0, 0))
+    assert shown is not None  # the loop returned on None
+    # whole pixels (FreeType's box is typed float)
+    layer = Image.new("LA", (max(1, int(right - left)), max(1, int(bottom - top))), (0, 0))
     with suppress(UnicodeError, ValueError, OSError):  # measured, yet not drawable
         ImageDraw.Draw(layer).text((-left, -top), shown, font=face, fill=(0, 255))
     return layer

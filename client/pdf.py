@@ -26,7 +26,7 @@ import io
 import logging
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import img2pdf
@@ -124,6 +124,7 @@ def searchable_pdf(job: Job, document: Document) -> bytes:
 def with_text_layers(job: Job, read: dict[int, Page]) -> bytes:
     """searchable_pdf's work: each page read gets its layer (after --redo-ocr's or
     --force-ocr's change to it)."""
+    assert job.source is not None  # searchable_pdf checked it
     with pikepdf.open(io.BytesIO(job.source)) as pdf:
         font = TextFont(pdf)
         with PDFIUM_LOCK:
@@ -161,7 +162,7 @@ def page_count(source: bytes) -> int:
         return len(pdf.pages)
 
 
-def split_pages(data: bytes) -> tuple[int, Iterator[bytes] | None]:
+def split_pages(data: bytes) -> tuple[int, Generator[bytes, None, None] | None]:
     """The pages an item holds as the server counts them (a PDF's, 1 when pikepdf cannot open
     it: the service then says why; a TIFF's frames; 1 for an image) and, for a PDF of two or
     more, each page as a PDF of its own, made as it is asked for (the gateway's jsonl reads a
@@ -175,7 +176,7 @@ def split_pages(data: bytes) -> tuple[int, Iterator[bytes] | None]:
     return count, (pages_apart(data) if count > 1 else None)
 
 
-def pages_apart(data: bytes) -> Iterator[bytes]:
+def pages_apart(data: bytes) -> Generator[bytes, None, None]:
     """Each page of a PDF as a PDF of its own. pikepdf copies a page's inherited attributes
     with it (MediaBox, /Rotate, Resources), so it renders as it does in its document."""
     with pikepdf.open(io.BytesIO(data)) as pdf:

@@ -225,7 +225,7 @@ def parse_words(outputs: Mapping[str, np.ndarray | None], lines: int) -> list[tu
     """The words of each of the `lines` lines (none when the word outputs are absent or empty:
     the request did not ask for them)."""
     names = contract.OCR_WORD_OUTPUTS
-    if all(outputs.get(name) is None or np.size(outputs[name]) == 0 for name in names):
+    if all((value := outputs.get(name)) is None or np.size(value) == 0 for name in names):
         return [()] * lines
     texts = column(outputs, contract.OCR_OUTPUT_WORD_TEXT).reshape(-1)
     polygons = column(outputs, contract.OCR_OUTPUT_WORD_POLYGONS, np.float32)

@@ -11,6 +11,7 @@ import email.utils
 import json
 import time
 from types import ModuleType
+from typing import Any
 
 from tritonclient.utils import InferenceServerException
 
@@ -40,14 +41,14 @@ def hinted_refusal(body: bytes, status: int, seconds: float | None) -> Inference
     except (ValueError, KeyError, TypeError):
         message = body.decode("utf-8", "replace") or f"HTTP {status}"
     error = InferenceServerException(msg=message, status=str(status))
-    error.retry_after = seconds  # type: ignore[attr-defined]
+    error.retry_after = seconds
     return error
 
 
 def hinting_client(module: ModuleType) -> type:
     """`module`'s InferenceServerClient (tritonclient.http or tritonclient.http.aio) that raises
     a refusal with a Retry-After as hinted_refusal."""
-    base = module.InferenceServerClient
+    base: type[Any] = module.InferenceServerClient
     if module.__name__.endswith(".aio"):
 
         class AsyncHinting(base):

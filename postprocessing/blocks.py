@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import Blocks
 
@@ -39,17 +40,17 @@ HEADLINE = 1.5  # a line this many median line heights tall is set larger than b
 
 @dataclass(frozen=True)
 class Layout:
-    order: np.ndarray  # [N] the lines' indices in reading order
-    block: np.ndarray  # [N] int32, per line of `order`: its block, blocks numbered in reading order
+    order: NDArray[np.int64]  # [N] the lines' indices in reading order
+    block: NDArray[np.int32]  # [N] per line of `order`: its block, blocks numbered in reading order
 
 
 @dataclass(frozen=True)
 class Region:
-    lines: np.ndarray  # indices into the page's lines
-    box: np.ndarray  # [len(lines), 4] x0, y0, x1, y1 of each
+    lines: NDArray[np.int64]  # indices into the page's lines
+    box: NDArray[np.float64]  # [len(lines), 4] x0, y0, x1, y1 of each
 
 
-def gaps(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
+def gaps(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> list[tuple[float, float]]:
     """The empty stretches between the intervals [start, end] once overlapping ones merge."""
     found = []
     order = np.argsort(starts, kind="stable")
@@ -61,7 +62,7 @@ def gaps(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
     return found
 
 
-def gutters(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
+def gutters(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> list[tuple[float, float]]:
     """Where the intervals thin out between two columns of them: stretches covered by at most
     CROSSING of the most that cover any point on either side (boxes of neighbouring columns
     may overlap, a caption may cross), with MIN_COLUMN intervals wholly on each side."""
@@ -81,7 +82,9 @@ def gutters(starts: np.ndarray, ends: np.ndarray) -> list[tuple[float, float]]:
     return found
 
 
-def spanning(box: np.ndarray, start: float, end: float, blocks: Blocks, height: float) -> list[int]:
+def spanning(
+    box: NDArray[np.float64], start: float, end: float, blocks: Blocks, height: float
+) -> list[int]:
     """The lines that span the columns beside the gutter [start, end]: reaching a line of text's
     length into both sides, taller than body text (a headline) or set apart from the columns by
     a paragraph gap (a full-width paragraph), with no column text beside them on both sides (a
@@ -194,7 +197,7 @@ def cut(region: Region, blocks: Blocks, height: float) -> list[Region]:
     return [region]
 
 
-def page_layout(quads: np.ndarray, blocks: Blocks) -> Layout:
+def page_layout(quads: NDArray[np.float32], blocks: Blocks) -> Layout:
     """Line quads [N, 4, 2] of an upright page -> their reading order and blocks."""
     n = len(quads)
     if n == 0:
@@ -207,7 +210,9 @@ def page_layout(quads: np.ndarray, blocks: Blocks) -> Layout:
     return Layout(order.astype(np.int64), block)
 
 
-def block_boxes(quads: np.ndarray, block: np.ndarray, count: int) -> np.ndarray:
+def block_boxes(
+    quads: NDArray[np.float32], block: NDArray[np.int32], count: int
+) -> NDArray[np.float32]:
     """Each of `count` blocks' box [count, 4, 2] (tl, tr, br, bl) around its lines' quads."""
     out = np.zeros((count, 4, 2), np.float32)
     for b in range(count):

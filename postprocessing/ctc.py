@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 def ctc_greedy_decode(
-    indices: np.ndarray, probs: np.ndarray, alphabet: Sequence[str], blank_index: int = 0
+    indices: NDArray[np.int64],
+    probs: NDArray[np.float32],
+    alphabet: Sequence[str],
+    blank_index: int = 0,
 ) -> list[tuple[str, float]]:
     """Decode best-path class indices [N, T] with their probabilities [N, T].
 
@@ -32,7 +36,7 @@ def ctc_greedy_decode(
 
 
 def ctc_runs(
-    classes: np.ndarray, scores: np.ndarray, blank: int = 0
+    classes: NDArray[np.int64], scores: NDArray[np.float32], blank: int = 0
 ) -> list[tuple[int, int, int, float]]:
     """One best path [T] -> (class, first step, last step, probability at the first step) per
     character greedy decoding keeps: each run of one non-blank class, in order (the characters

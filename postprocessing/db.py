@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import cv2
 import numpy as np
 import pyclipper
+from numpy.typing import NDArray
 
 from .geometry import order_quad
 
 
-def box_score(prob: np.ndarray, quad: np.ndarray) -> float:
+def box_score(prob: NDArray[np.float32], quad: NDArray[np.float32]) -> float:
     """Mean probability inside `quad`, computed on the quad's bounding window only."""
     h, w = prob.shape
     xmin = int(np.clip(np.floor(quad[:, 0].min()), 0, w - 1))
@@ -18,11 +21,11 @@ def box_score(prob: np.ndarray, quad: np.ndarray) -> float:
     ymax = int(np.clip(np.ceil(quad[:, 1].max()), 0, h - 1))
     mask = np.zeros((ymax - ymin + 1, xmax - xmin + 1), dtype=np.uint8)
     shifted = (quad - np.array([xmin, ymin], dtype=np.float32)).round().astype(np.int32)
-    cv2.fillPoly(mask, [shifted], 1)
+    cv2.fillPoly(mask, [shifted], (1,))  # cv2's stubs take the colour as a sequence only
     return float(cv2.mean(prob[ymin : ymax + 1, xmin : xmax + 1], mask)[0])
 
 
-def unclip(quad: np.ndarray, ratio: float) -> np.ndarray:
+def unclip(quad: NDArray[np.float32], ratio: float) -> NDArray[np.float32]:
     """Grow a shrunk text kernel back to the full text (offset = area * ratio / perimeter)."""
     area = abs(cv2.contourArea(quad.astype(np.float32)))
     perimeter = cv2.arcLength(quad.astype(np.float32), True)
@@ -40,26 +43,25 @@ def unclip(quad: np.ndarray, ratio: float) -> np.ndarray:
 
 
 def db_boxes(
-    prob: np.ndarray,
+    prob: NDArray[np.float32],
     thresh: float,
     box_thresh: float,
     unclip_ratio: float,
     max_candidates: int,
     min_size: float = 3.0,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Find text boxes in a [H, W] probability map.
 
     Returns (quads [N, 4, 2] float32 in map pixels, ordered tl, tr, br, bl; scores [N]).
     """
-    bitmap = (prob > thresh).astype(np.uint8)
-    bitmap = cv2.dilate(bitmap, np.ones((2, 2), np.uint8))
+    bitmap = cv2.dilate((prob > thresh).astype(np.uint8), np.ones((2, 2), np.uint8))
     contours, _ = cv2.findContours(bitmap, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
     quads, scores = [], []
     for contour in contours[:max_candidates]:
         rect = cv2.minAreaRect(contour)
         if min(rect[1]) < min_size:
             continue
-        kernel = cv2.boxPoints(rect)
+        kernel = cast("NDArray[np.float32]", cv2.boxPoints(rect))  # cv2's stubs: any number type
         score = box_score(prob, kernel)
         if score < box_thresh:
             continue

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import Boxes, DBBoxes, TextLines
 
@@ -16,8 +18,8 @@ from .geometry import quad_size, reading_order, scale_quads
 
 @dataclass(frozen=True)
 class TextBoxes:
-    quads: np.ndarray  # [N, 4, 2] float32, original image pixels, reading order
-    scores: np.ndarray  # [N] float32 detection scores
+    quads: NDArray[np.float32]  # [N, 4, 2] float32, original image pixels, reading order
+    scores: NDArray[np.float32]  # [N] float32 detection scores
     margin: float  # how much each crop grows above and below (0: the whole image is the line)
     # The whole image is also read as one line, against these boxes (could_be_one_line): the
     # reading the recognizer is surer of is kept (postprocessing.recognition.rival_reading).
@@ -25,8 +27,8 @@ class TextBoxes:
 
 
 def find_boxes(
-    maps: Sequence[np.ndarray], boxes: Boxes
-) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    maps: Sequence[NDArray[np.float32]], boxes: Boxes
+) -> tuple[NDArray[np.float32], NDArray[np.float32], tuple[int, int]]:
     """Boxes in the detector's input frame, their scores, and that frame's (height, width).
 
     DB: one probability map at input resolution (any leading singleton dims).
@@ -37,13 +39,13 @@ def find_boxes(
         prob = np.asarray(prob, dtype=np.float32).reshape(prob.shape[-2:])
         d = boxes
         quads, scores = db_boxes(prob, d.thresh, d.box_thresh, d.unclip_ratio, d.max_candidates)
-        return quads, scores, prob.shape
+        return quads, scores, (prob.shape[0], prob.shape[1])
     score_map, geometry = maps
     score_map = np.asarray(score_map, dtype=np.float32).reshape(score_map.shape[-3:-1])
     geometry = np.asarray(geometry, dtype=np.float32).reshape(*score_map.shape, 5)
-    d = boxes
+    e = boxes
     quads, scores = east_boxes(
-        score_map, geometry, d.score_thresh, d.merge_iou, d.nms_iou, d.max_candidates
+        score_map, geometry, e.score_thresh, e.merge_iou, e.nms_iou, e.max_candidates
     )
     return quads, scores, (score_map.shape[0] * STRIDE, score_map.shape[1] * STRIDE)
 
@@ -55,7 +57,7 @@ def whole_image(size: tuple[int, int]) -> TextBoxes:
     return TextBoxes(quad[None], np.ones(1, np.float32), 0.0)
 
 
-def on_one_row(quads: np.ndarray) -> bool:
+def on_one_row(quads: NDArray[np.floating[Any]]) -> bool:
     """True when every box's vertical centre lies within every box's vertical extent (no box,
     one box, or the words of one line; unclipped boxes of stacked lines overlap but fail this)."""
     if len(quads) < 2:
@@ -65,13 +67,13 @@ def on_one_row(quads: np.ndarray) -> bool:
     return bool(top.max() <= center.min() and center.max() <= bottom.min())
 
 
-def looks_like_a_line(size: tuple[int, int], quads: np.ndarray, lines: TextLines) -> bool:
+def looks_like_a_line(size: tuple[int, int], quads: NDArray[np.float32], lines: TextLines) -> bool:
     """A small wide image whose text (if any was found) sits on one row: a pre-cropped line."""
     h, w = size
     return h <= lines.line_max_height and w >= lines.line_min_aspect * h and on_one_row(quads)
 
 
-def covering_box(size: tuple[int, int], quads: np.ndarray, cover: float) -> bool:
+def covering_box(size: tuple[int, int], quads: NDArray[np.float32], cover: float) -> bool:
     """True when one box spans at least `cover` of the image's height and of its width: the
     text fills the image, as in a crop cut around a word."""
     if not len(quads):
@@ -81,7 +83,7 @@ def covering_box(size: tuple[int, int], quads: np.ndarray, cover: float) -> bool
     return bool(((spans[:, 0] >= cover * w) & (spans[:, 1] >= cover * h)).any())
 
 
-def could_be_one_line(size: tuple[int, int], quads: np.ndarray, lines: TextLines) -> bool:
+def could_be_one_line(size: tuple[int, int], quads: NDArray[np.float32], lines: TextLines) -> bool:
     """A crop of one word or line, by its shape and what was found in it: line-shaped
     (`looks_like_a_line`), small (no side over `line_max_side`) with nothing found, or filled
     by one box. Such an image is also read whole, and the surer reading wins: size alone
@@ -96,7 +98,7 @@ def could_be_one_line(size: tuple[int, int], quads: np.ndarray, lines: TextLines
 
 
 def text_boxes(
-    maps: Sequence[np.ndarray], size: tuple[int, int], lines: TextLines, boxes: Boxes
+    maps: Sequence[NDArray[np.float32]], size: tuple[int, int], lines: TextLines, boxes: Boxes
 ) -> TextBoxes:
     """Detector maps -> the text boxes of a (height, width) image, in its pixels.
 

@@ -8,8 +8,11 @@ with a standard rotated-box NMS.
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from .geometry import order_quad
 
@@ -17,8 +20,8 @@ STRIDE = 4  # EAST predicts on a quarter-resolution grid
 
 
 def decode_geometry(
-    scores: np.ndarray, geometry: np.ndarray, score_thresh: float
-) -> tuple[np.ndarray, np.ndarray]:
+    scores: NDArray[np.float32], geometry: NDArray[np.float32], score_thresh: float
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Quads [K, 4, 2] (tl, tr, br, bl, input pixels) and scores [K] of all cells above thresh.
 
     `scores` is [H, W]; `geometry` is [H, W, 5] = (top, right, bottom, left, angle) in input
@@ -47,7 +50,7 @@ def decode_geometry(
     return quads.astype(np.float32), scores[ys, xs].astype(np.float32)
 
 
-def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
+def quad_iou(a: NDArray[np.floating[Any]], b: NDArray[np.floating[Any]]) -> float:
     """Intersection over union of two convex quads."""
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     union = cv2.contourArea(a.astype(np.float32)) + cv2.contourArea(b.astype(np.float32)) - inter
@@ -55,15 +58,15 @@ def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def locality_aware_merge(
-    quads: np.ndarray, scores: np.ndarray, iou_thresh: float
-) -> tuple[np.ndarray, np.ndarray]:
+    quads: NDArray[np.float32], scores: NDArray[np.float32], iou_thresh: float
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Merge each quad into the previous one when they overlap (score-weighted average).
 
     Neighbouring cells of one text predict nearly the same box, so walking the cells in row
     order and merging consecutive overlaps collapses thousands of candidates to a few per text
     in linear time. Returns merged quads and their mean cell score.
     """
-    merged: list[np.ndarray] = []
+    merged: list[NDArray[np.float64]] = []
     weights: list[float] = []
     counts: list[int] = []
     for quad, score in zip(quads, scores, strict=True):
@@ -83,25 +86,25 @@ def locality_aware_merge(
 
 
 def rotated_nms(
-    quads: np.ndarray, scores: np.ndarray, iou_thresh: float
-) -> tuple[np.ndarray, np.ndarray]:
+    quads: NDArray[np.float32], scores: NDArray[np.float32], iou_thresh: float
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Standard NMS on rotated rectangles (OpenCV's implementation); keeps higher scores."""
     if len(quads) == 0:
         return quads, scores
     rects = [cv2.minAreaRect(q) for q in quads]
-    keep = cv2.dnn.NMSBoxesRotated(rects, scores.tolist(), 0.0, iou_thresh)
-    keep = np.asarray(keep, dtype=np.int64).reshape(-1)
+    found = cv2.dnn.NMSBoxesRotated(rects, scores.tolist(), 0.0, iou_thresh)
+    keep = np.asarray(found, dtype=np.int64).reshape(-1)
     return quads[keep], scores[keep]
 
 
 def east_boxes(
-    scores: np.ndarray,
-    geometry: np.ndarray,
+    scores: NDArray[np.float32],
+    geometry: NDArray[np.float32],
     score_thresh: float,
     merge_iou: float,
     nms_iou: float,
     max_candidates: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """EAST maps ([H, W] scores, [H, W, 5] geometry) -> quads [N, 4, 2] in input pixels, scores."""
     quads, cell_scores = decode_geometry(scores, geometry, score_thresh)
     if len(quads) > max_candidates:  # keep the strongest cells, still in row-major order

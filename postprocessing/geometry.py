@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 VERTICAL_RATIO = 1.5  # a crop this much taller than wide is a vertical line: turn it to read
 
 
-def order_quad(points: np.ndarray) -> np.ndarray:
+def order_quad(points: NDArray[np.number[Any]]) -> NDArray[np.float32]:
     """Order 4 corners clockwise (in image coordinates) starting at the top-left one.
 
     Top-left is the corner with the smallest x + y, which is right for text tilted up to 45
@@ -24,7 +26,9 @@ def order_quad(points: np.ndarray) -> np.ndarray:
     return np.roll(pts, -start, axis=0)
 
 
-def scale_quads(quads: np.ndarray, from_hw: tuple[int, int], to_hw: tuple[int, int]) -> np.ndarray:
+def scale_quads(
+    quads: NDArray[np.float32], from_hw: tuple[int, int], to_hw: tuple[int, int]
+) -> NDArray[np.float32]:
     """Map quads from a (height, width) frame to another and clip them to the target frame."""
     sy = to_hw[0] / from_hw[0]
     sx = to_hw[1] / from_hw[1]
@@ -34,7 +38,7 @@ def scale_quads(quads: np.ndarray, from_hw: tuple[int, int], to_hw: tuple[int, i
     return out
 
 
-def pad_quad(quad: np.ndarray, margin: float) -> np.ndarray:
+def pad_quad(quad: NDArray[np.floating[Any]], margin: float) -> NDArray[np.floating[Any]]:
     """The tl, tr, br, bl `quad` grown by `margin` times its height above and below, along its
     own vertical direction (so a tilted line's crop stays aligned with the line)."""
     if margin == 0:
@@ -45,7 +49,7 @@ def pad_quad(quad: np.ndarray, margin: float) -> np.ndarray:
     return np.stack([quad[0] - step, quad[1] - step, quad[2] + step, quad[3] + step])
 
 
-def room_on_page(quads: np.ndarray, margin: float) -> np.ndarray:
+def room_on_page(quads: NDArray[np.float32], margin: float) -> NDArray[np.float32]:
     """[N] float32: how much of its crop `margin` (a fraction of its height, above and below)
     each of the tl, tr, br, bl `quads` may take from the page: all of it, or less where the
     nearest box above or below it (in the box's own frame, overlapping it across, its centre
@@ -83,14 +87,16 @@ def room_on_page(quads: np.ndarray, margin: float) -> np.ndarray:
     return out
 
 
-def quad_size(quad: np.ndarray) -> tuple[float, float]:
+def quad_size(quad: NDArray[np.floating[Any]]) -> tuple[float, float]:
     """(width, height) of a tl, tr, br, bl quad: the longer of each pair of opposite edges."""
     width = max(np.linalg.norm(quad[0] - quad[1]), np.linalg.norm(quad[3] - quad[2]))
     height = max(np.linalg.norm(quad[0] - quad[3]), np.linalg.norm(quad[1] - quad[2]))
     return float(width), float(height)
 
 
-def turned_back(points: np.ndarray, degrees: int, upright_hw: tuple[int, int]) -> np.ndarray:
+def turned_back(
+    points: NDArray[np.float32], degrees: int, upright_hw: tuple[int, int]
+) -> NDArray[np.float32]:
     """Points [..., 2] of a page turned upright (preprocessing.page_orientation.turn_upright,
     its size `upright_hw`) -> the same points on the page as sent, whose content was turned
     `degrees` clockwise. Continuous coordinates (pixel i covers [i, i + 1]); a polygon keeps its
@@ -107,10 +113,10 @@ def turned_back(points: np.ndarray, degrees: int, upright_hw: tuple[int, int]) -
         moved = (y, w - x)
     else:
         raise ValueError(f"a page turn is one of 0, 90, 180, 270 degrees, not {degrees}")
-    return np.stack(moved, axis=-1).astype(points.dtype)
+    return cast("NDArray[np.float32]", np.stack(moved, axis=-1).astype(points.dtype))
 
 
-def reading_order(quads: np.ndarray) -> np.ndarray:
+def reading_order(quads: NDArray[np.float32]) -> NDArray[np.int64]:
     """Indices that put quads in reading order: lines top to bottom, each line left to right.
 
     A box joins the current line when its vertical centre lies within the vertical extent of
@@ -147,20 +153,23 @@ class CropFrame:
     pixel apart from this, which no box here resolves).
     """
 
-    to_crop: np.ndarray  # [3, 3] original pixels -> the upright crop's, the vertical turn included
+    # [3, 3] original pixels -> the upright crop's, the vertical turn included
+    to_crop: NDArray[np.float64]
     width: int  # the upright crop's size, after the turn
     height: int
     top: float  # mean y of the box's own (unpadded) top and bottom edges in the upright crop
     bottom: float
-    warp: np.ndarray  # [3, 3] original pixels -> the crop as warped, before the turn
+    warp: NDArray[np.float64]  # [3, 3] original pixels -> the crop as warped, before the turn
     vertical: bool  # turned 90 degrees counter-clockwise after the warp (a vertical line)
     # [4, 2] the box's own corners in the upright crop, in its reading order (tl, tr, br, bl):
     # its edges there are straight lines, not always level (the margin is added along the mean
     # of the box's sides, so a perspective box's own top edge may slope in its crop)
-    box: np.ndarray
+    box: NDArray[np.float64]
 
 
-def map_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+def map_points(
+    matrix: NDArray[np.float64], points: NDArray[np.floating[Any]]
+) -> NDArray[np.float64]:
     """Points [k, 2] through a 3x3 homography, float64 (degenerate ones come out non-finite)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
     mapped = np.hstack([pts, np.ones((len(pts), 1))]) @ np.asarray(matrix, np.float64).T
@@ -168,7 +177,7 @@ def map_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
         return mapped[:, :2] / mapped[:, 2:]
 
 
-def crop_frame(quad: np.ndarray, margin: float) -> CropFrame:
+def crop_frame(quad: NDArray[np.floating[Any]], margin: float) -> CropFrame:
     """The crop of the tl, tr, br, bl `quad` grown by `margin` of its height above and below:
     the padded box warped onto a w x h rectangle (w, h: its longer opposite edges, rounded),
     turned 90 degrees counter-clockwise when h >= VERTICAL_RATIO * w."""
@@ -178,7 +187,10 @@ def crop_frame(quad: np.ndarray, margin: float) -> CropFrame:
     w = max(1, int(round(width)))
     h = max(1, int(round(height)))
     target = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
-    warp = cv2.getPerspectiveTransform(padded.astype(np.float32), target)
+    # a float64 3x3 matrix (cv2's stubs: any number type)
+    warp = cast(
+        "NDArray[np.float64]", cv2.getPerspectiveTransform(padded.astype(np.float32), target)
+    )
     vertical = h >= VERTICAL_RATIO * w
     if vertical:
         # cv2.rotate(..., ROTATE_90_COUNTERCLOCKWISE): pixel (x, y) of the w-wide warp lands on
@@ -204,12 +216,16 @@ def crop_frame(quad: np.ndarray, margin: float) -> CropFrame:
     )
 
 
-def box_edge_points(frame: CropFrame, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def box_edge_points(
+    frame: CropFrame, x: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Points [k, 2] of the box's own top and bottom edges in the upright crop at crop x, each
     x held within its edge's ends (so they never leave the box)."""
     x = np.asarray(x, dtype=np.float64)
 
-    def along(start: np.ndarray, end: np.ndarray, mean: float) -> np.ndarray:
+    def along(
+        start: NDArray[np.float64], end: NDArray[np.float64], mean: float
+    ) -> NDArray[np.float64]:
         low, high = min(start[0], end[0]), max(start[0], end[0])
         at = np.clip(x, low, high) if np.isfinite(low) and np.isfinite(high) else x
         run = end[0] - start[0]
@@ -221,7 +237,7 @@ def box_edge_points(frame: CropFrame, x: np.ndarray) -> tuple[np.ndarray, np.nda
     return along(box[0], box[1], frame.top), along(box[3], box[2], frame.bottom)
 
 
-def to_original(frame: CropFrame, points: np.ndarray) -> np.ndarray:
+def to_original(frame: CropFrame, points: NDArray[np.float64]) -> NDArray[np.float64]:
     """Points [k, 2] of the upright crop -> original pixels [k, 2] (float64)."""
     try:
         back = np.linalg.inv(frame.to_crop)

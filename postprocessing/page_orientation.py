@@ -12,6 +12,7 @@ classifier misreads keeps its level lines level only at 0 degrees).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import PageOrientation
 
@@ -21,19 +22,19 @@ QUARTER_TURNS = (0, 90, 180, 270)
 ELONGATED = 1.5  # a box this many times longer one way than the other shows its direction
 
 
-def turn_scores(looks: np.ndarray) -> np.ndarray:
+def turn_scores(looks: NDArray[np.float32]) -> NDArray[np.float32]:
     """[4, 4] class probabilities of the four looks -> [4] the mean score of each turn."""
     n = len(QUARTER_TURNS)
     return np.array([np.mean([looks[k][(t + k) % n] for k in range(n)]) for t in range(n)])
 
 
-def upright_at_first_look(first: np.ndarray, page: PageOrientation) -> bool:
+def upright_at_first_look(first: NDArray[np.float32], page: PageOrientation) -> bool:
     """[1, 4] probabilities of the first look (the page as it came) -> the page is upright
     beyond doubt, and the three turned looks are not needed."""
     return bool(first[0][0] >= page.page_upright_score)
 
 
-def proposed_turn(looks: np.ndarray, page: PageOrientation) -> int:
+def proposed_turn(looks: NDArray[np.float32], page: PageOrientation) -> int:
     """The turn (degrees clockwise) the classifier's looks agree on, 0 when none scores
     `page_turn_score` or the mode is off."""
     if page.page_orientation == "off":
@@ -43,7 +44,7 @@ def proposed_turn(looks: np.ndarray, page: PageOrientation) -> int:
     return QUARTER_TURNS[best] if scores[best] >= page.page_turn_score else 0
 
 
-def lines_level(quads: np.ndarray, page: PageOrientation) -> bool:
+def lines_level(quads: NDArray[np.float32], page: PageOrientation) -> bool:
     """At least `page_lines_share` of the clearly elongated boxes are wider than tall (False when no
     box shows a direction: no evidence for a turn)."""
     sizes = [quad_size(q) for q in quads]

@@ -7,25 +7,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .blocks import block_boxes
 from .geometry import turned_back
 from .words import Words
 
 
-def no_blocks() -> np.ndarray:
+def no_blocks() -> NDArray[np.float32]:
     return np.zeros((0, 4, 2), np.float32)
 
 
 @dataclass(frozen=True)
 class Texts:
     texts: list[str]
-    quads: np.ndarray  # [M, 4, 2] float32
-    scores: np.ndarray  # [M] float32 recognition confidence
+    quads: NDArray[np.float32]  # [M, 4, 2] float32
+    scores: NDArray[np.float32]  # [M] float32 recognition confidence
     words: Words | None = None  # word boxes, when asked for; Words.lines index the M texts
     # [M] int32 per text its block, and [B, 4, 2] each block's box; texts come block by block
-    line_block: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
-    block_quads: np.ndarray = dataclasses.field(default_factory=no_blocks)
+    line_block: NDArray[np.int32] = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
+    block_quads: NDArray[np.float32] = dataclasses.field(default_factory=no_blocks)
     rotation: int = 0  # degrees the page's content was turned clockwise (and turned back)
 
     @staticmethod
@@ -35,7 +36,9 @@ class Texts:
         )
 
     @staticmethod
-    def of(decoded: Sequence[tuple[str, float]], quads: np.ndarray, keep: Sequence[int]) -> Texts:
+    def of(
+        decoded: Sequence[tuple[str, float]], quads: NDArray[np.float32], keep: Sequence[int]
+    ) -> Texts:
         """The decoded texts (and the quads they were read from) at the indices `keep`."""
         return Texts(
             texts=[decoded[i][0] for i in keep],
@@ -46,7 +49,7 @@ class Texts:
     def with_words(self, words: Words) -> Texts:
         return dataclasses.replace(self, words=words)
 
-    def with_blocks(self, line_block: np.ndarray) -> Texts:
+    def with_blocks(self, line_block: NDArray[np.int32]) -> Texts:
         """Each text's block given (texts already block by block): blocks left without a
         text are dropped and the rest numbered again, each boxed around its texts."""
         kept, renumbered = np.unique(np.asarray(line_block, np.int32), return_inverse=True)
@@ -58,7 +61,7 @@ class Texts:
         """Read on a page turned upright (its size `upright_hw`) -> every polygon on the page
         as sent, whose content was turned `rotation` degrees clockwise."""
 
-        def back(quads: np.ndarray) -> np.ndarray:
+        def back(quads: NDArray[np.float32]) -> NDArray[np.float32]:
             return turned_back(quads, rotation, upright_hw)
 
         words = self.words and dataclasses.replace(self.words, quads=back(self.words.quads))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .ctc import ctc_runs
 from .geometry import CropFrame, box_edge_points, to_original
@@ -49,9 +50,9 @@ _STARTS = [first for first, _ in CJK_RANGES]
 @dataclass(frozen=True)
 class Words:
     texts: list[str]
-    quads: np.ndarray  # [W, 4, 2] float32, tl, tr, br, bl in reading direction, original pixels
-    scores: np.ndarray  # [W] float32, mean probability of the word's characters
-    lines: np.ndarray  # [W] int32, index of the (returned) line each word belongs to
+    quads: NDArray[np.float32]  # [W, 4, 2] tl, tr, br, bl in reading direction, original pixels
+    scores: NDArray[np.float32]  # [W] float32, mean probability of the word's characters
+    lines: NDArray[np.int32]  # [W] int32, index of the (returned) line each word belongs to
 
     @staticmethod
     def empty() -> Words:
@@ -89,7 +90,9 @@ def split_units(units: Sequence[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def character_pitches(units: Sequence[str], centres: np.ndarray, row_width: float) -> np.ndarray:
+def character_pitches(
+    units: Sequence[str], centres: NDArray[np.float64], row_width: float
+) -> NDArray[np.float64]:
     """Each character's pitch (row pixels): the median distance between the centres of
     neighbouring non-space characters of its kind (CJK or not) in the line; for a kind with no
     such pair, the median over all neighbouring pairs; with none at all, the row's width per
@@ -109,7 +112,7 @@ def character_pitches(units: Sequence[str], centres: np.ndarray, row_width: floa
 
 
 def word_spans(
-    units: Sequence[str], centres: np.ndarray, row_width: float
+    units: Sequence[str], centres: NDArray[np.float64], row_width: float
 ) -> list[tuple[tuple[int, int], tuple[float, float]]]:
     """([start, end) character range, (x0, x1) row span) per word, in row order: half a pitch
     around the first and last character centres, within [0, row_width], neighbours that overlap
@@ -129,7 +132,9 @@ def word_spans(
     return [(span, (x0, x1)) for span, (x0, x1) in zip(spans, extents, strict=True)]
 
 
-def row_to_crop(x: np.ndarray, row_width: int, frame: CropFrame, turned: bool) -> np.ndarray:
+def row_to_crop(
+    x: NDArray[np.float64], row_width: int, frame: CropFrame, turned: bool
+) -> NDArray[np.float64]:
     """Row x (pixels of the recognizer row, as the recognizer saw it) -> x in the upright crop:
     undo the 180-degree turn within the row's own width, then the resize."""
     x = np.asarray(x, dtype=np.float64)
@@ -139,14 +144,14 @@ def row_to_crop(x: np.ndarray, row_width: int, frame: CropFrame, turned: bool) -
 
 
 def line_words(
-    classes: np.ndarray,
-    scores: np.ndarray,
+    classes: NDArray[np.int64],
+    scores: NDArray[np.float32],
     alphabet: Sequence[str],
     step_width: float,
     row_width: int,
     frame: CropFrame,
     turned: bool,
-) -> list[tuple[str, np.ndarray, float]]:
+) -> list[tuple[str, NDArray[np.float32], float]]:
     """One line's best path [T] -> (text, quad [4, 2] float32 original pixels, score) per word.
 
     `step_width`: row pixels per step (batch width / steps); `row_width`: the line's own width
@@ -173,13 +178,13 @@ def line_words(
 
 
 def text_words(
-    best_class: np.ndarray,
-    best_score: np.ndarray,
+    best_class: NDArray[np.int64],
+    best_score: NDArray[np.float32],
     kept: Sequence[int],
     frames: Sequence[CropFrame],
     row_widths: Sequence[int],
-    step_widths: Sequence[float],
-    turned: Sequence[bool],
+    step_widths: Sequence[float] | NDArray[np.float32],
+    turned: Sequence[bool] | NDArray[np.bool_],
     alphabet: Sequence[str],
 ) -> Words:
     """The words of the lines the text filter kept. Output line j is crop kept[j]: its best
@@ -193,7 +198,7 @@ def text_words(
             f"{len(frames)}, {len(row_widths)}, {len(step_widths)}, {len(turned)}"
         )
     texts: list[str] = []
-    quads: list[np.ndarray] = []
+    quads: list[NDArray[np.float32]] = []
     scores: list[float] = []
     lines: list[int] = []
     for j, i in enumerate(kept):

@@ -7,16 +7,21 @@ boxes are mapped back through.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.postprocessing.geometry import crop_frame
 
 
 def warp_crop(
-    image: np.ndarray, quad: np.ndarray, margin: float = 0.0, room: float | None = None
-) -> np.ndarray:
+    image: NDArray[np.uint8],
+    quad: NDArray[np.float32],
+    margin: float = 0.0,
+    room: float | None = None,
+) -> NDArray[np.uint8]:
     """Perspective-warp the tl, tr, br, bl `quad` of `image` (grown by `margin` of its height
     above and below) into an upright rectangle, turned to read when it is a vertical line. With
     `room` (< `margin`), only that much of the margin comes from the page (fill_beyond)."""
@@ -29,11 +34,13 @@ def warp_crop(
     if frame.vertical:
         crop = cv2.rotate(crop, cv2.ROTATE_90_COUNTERCLOCKWISE)
     if room is not None and room < margin:
-        crop = fill_beyond(crop, frame.top, frame.bottom, room)
-    return crop
+        crop = fill_beyond(cast("NDArray[np.uint8]", crop), frame.top, frame.bottom, room)
+    return cast("NDArray[np.uint8]", crop)
 
 
-def fill_beyond(crop: np.ndarray, top: float, bottom: float, room: float) -> np.ndarray:
+def fill_beyond(
+    crop: NDArray[np.uint8], top: float, bottom: float, room: float
+) -> NDArray[np.uint8]:
     """`crop` with its rows more than `room` box heights above `top` or below `bottom` (the box's
     own edges in the crop) replaced by the last row within: the crop keeps its size, so the text
     keeps its scale in the recognizer's row, but not the next line's strokes."""
@@ -48,11 +55,11 @@ def fill_beyond(crop: np.ndarray, top: float, bottom: float, room: float) -> np.
 
 
 def cut_crops(
-    image: np.ndarray,
-    quads: Sequence[np.ndarray],
+    image: NDArray[np.uint8],
+    quads: NDArray[np.float32] | Sequence[NDArray[np.float32]],
     margin: float,
-    rooms: Sequence[float] | None = None,
-) -> list[np.ndarray]:
+    rooms: NDArray[np.float32] | Sequence[float] | None = None,
+) -> list[NDArray[np.uint8]]:
     """One upright crop per quad, each taking `margin` of its box's height more above and below
     (detector boxes hug the text; the recognizer keeps spaces only with room around it), of
     which `rooms` (postprocessing.geometry.room_on_page) says how much may come from the page."""

@@ -9,15 +9,18 @@ large deep or alpha images are converted a strip of rows at a time.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import ImageLimits
 
 from .header import ImageDecodeError, check_encoded
 
 
-def apply_exif_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
+def apply_exif_orientation(image: NDArray[np.uint8], orientation: int) -> NDArray[np.uint8]:
     """Rotate/flip so the image looks as its EXIF orientation (1..8) says it should."""
     ops = {
         2: lambda im: cv2.flip(im, 1),
@@ -29,7 +32,7 @@ def apply_exif_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
         8: lambda im: cv2.rotate(im, cv2.ROTATE_90_COUNTERCLOCKWISE),
     }
     op = ops.get(orientation)
-    return image if op is None else op(image)
+    return image if op is None else cast("NDArray[np.uint8]", op(image))
 
 
 # Conversions of large images run a strip of rows at a time, so their temporaries (wider
@@ -37,7 +40,7 @@ def apply_exif_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
 STRIP_PIXELS = 1 << 20
 
 
-def float_full_scale(image: np.ndarray) -> float:
+def float_full_scale(image: NDArray[np.floating[Any]]) -> float:
     """What a float image's 1.0 is: 255 when it holds 8-bit values (Pillow's mode F), else 1;
     NaN and infinities are ignored. Read a strip at a time."""
     rows = max(1, STRIP_PIXELS // max(1, image[0].size if len(image) else 1))
@@ -49,7 +52,7 @@ def float_full_scale(image: np.ndarray) -> float:
     return 255.0 if top > 1.0 else 1.0
 
 
-def to_uint8(image: np.ndarray, full: float | None = None) -> np.ndarray:
+def to_uint8(image: NDArray[Any], full: float | None = None) -> NDArray[np.uint8]:
     """Scale any decoded depth (8/16-bit integer, float in [0, 1]) to uint8. `full`: a float
     image's full scale, when a caller converting strips read it from the whole image."""
     if image.dtype == np.uint8:
@@ -65,7 +68,7 @@ def to_uint8(image: np.ndarray, full: float | None = None) -> np.ndarray:
     return scaled.astype(np.uint8)
 
 
-def to_bgr(image: np.ndarray) -> np.ndarray:
+def to_bgr(image: NDArray[Any]) -> NDArray[np.uint8]:
     """Return a 3-channel BGR uint8 image; alpha is composited over white. Deep or alpha
     images are converted a strip of rows at a time into the one output array."""
     channels = 1 if image.ndim == 2 else image.shape[2]
@@ -81,14 +84,14 @@ def to_bgr(image: np.ndarray) -> np.ndarray:
     return out
 
 
-def strip_to_bgr(image: np.ndarray, full: float | None = None) -> np.ndarray:
+def strip_to_bgr(image: NDArray[Any], full: float | None = None) -> NDArray[np.uint8]:
     """to_bgr of one strip (or a whole small image)."""
     image = to_uint8(image, full)
     if image.ndim == 2:
-        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+        return cast("NDArray[np.uint8]", cv2.cvtColor(image, cv2.COLOR_GRAY2BGR))
     channels = image.shape[2]
     if channels == 1:
-        return cv2.cvtColor(image[:, :, 0], cv2.COLOR_GRAY2BGR)
+        return cast("NDArray[np.uint8]", cv2.cvtColor(image[:, :, 0], cv2.COLOR_GRAY2BGR))
     if channels == 3:
         return image
     if channels == 2:  # gray + alpha
@@ -98,11 +101,11 @@ def strip_to_bgr(image: np.ndarray, full: float | None = None) -> np.ndarray:
         color = image[:, :, :3]
         alpha = image[:, :, 3]
     a = alpha.astype(np.float32)[:, :, None] / 255.0
-    blended = color.astype(np.float32) * a + 255.0 * (1.0 - a)
+    blended: NDArray[np.float32] = color.astype(np.float32) * a + 255.0 * (1.0 - a)
     return (blended + 0.5).astype(np.uint8)
 
 
-def decode_image(data: bytes, limits: ImageLimits) -> np.ndarray:
+def decode_image(data: bytes, limits: ImageLimits) -> NDArray[np.uint8]:
     """Decode encoded image bytes into an upright HxWx3 uint8 BGR array.
 
     Raises ImageDecodeError naming the problem (empty, too large, not an image, an unsupported

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import DetectorInput
 
@@ -31,12 +33,12 @@ def detection_size(
 
 
 def normalize(
-    image: np.ndarray,
+    image: NDArray[np.uint8],
     mean: Sequence[float],
     std: Sequence[float],
     scale: float,
     channels_first: bool = False,
-) -> np.ndarray:
+) -> NDArray[np.float32]:
     """HxWxC uint8 -> float32 (pixel * scale - mean) / std per channel, HxWxC or (with
     `channels_first`) a contiguous CxHxW.
 
@@ -58,11 +60,12 @@ def normalize(
     return out
 
 
-def detection_input(image: np.ndarray, params: DetectorInput) -> np.ndarray:
+def detection_input(image: NDArray[np.uint8], params: DetectorInput) -> NDArray[np.float32]:
     """BGR uint8 image -> the detector's [1, ...] float32 input (NCHW or NHWC, BGR or RGB)."""
     p = params
     height, width = detection_size(image.shape[0], image.shape[1], p.min_side_len, p.max_side_len)
     resized = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
     if p.channel_order == "RGB":
         resized = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB)
-    return normalize(resized, p.mean, p.std, p.scale, channels_first=p.layout == "NCHW")[None]
+    bgr = cast("NDArray[np.uint8]", resized)
+    return normalize(bgr, p.mean, p.std, p.scale, channels_first=p.layout == "NCHW")[None]

@@ -20,12 +20,14 @@ import math
 import threading
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 import cv2
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.internal as pdfium_i
 import pypdfium2.raw as pdfium_c
+from numpy.typing import NDArray
 from PIL import Image
 
 from triton_ocr.settings import Documents, ImageLimits
@@ -43,6 +45,9 @@ from .header import (
     orientation_of,
     stored_size,
 )
+
+if TYPE_CHECKING:  # Image.open imports its plugins when it needs them
+    from PIL import TiffImagePlugin
 
 Stop = Callable[[], bool]  # asked during a render: True abandons it
 
@@ -82,7 +87,7 @@ class Pages:
     kind = ""
     count = 0
 
-    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         raise NotImplementedError
 
     def size(self, index: int) -> tuple[int, int]:
@@ -135,11 +140,13 @@ class ImagePages(Pages):
     def size(self, index: int) -> tuple[int, int]:
         self._check_index(index)
         if self._size is None:  # read when asked: page() alone needs no header read of its own
-            _, (width, height), orientation = image_header(self._data)  # check_encoded sized it
+            _, size, orientation = image_header(self._data)
+            assert size is not None  # check_encoded sized it
+            width, height = size
             self._size = (height, width) if orientation in SWAPPED else (width, height)
         return self._size
 
-    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         self._check_index(index)
         return decode_image(self._data, self._limits)
 
@@ -209,7 +216,7 @@ class PdfPages(Pages):
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
         return self._pixel_size(index, width_pt, height_pt)
 
-    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         self._check_index(index)
         with PDFIUM_LOCK:
             try:
@@ -231,7 +238,7 @@ class PdfPages(Pages):
     @staticmethod
     def _render(
         page: pdfium.PdfPage, width: int, height: int, stop: Stop, index: int
-    ) -> np.ndarray:
+    ) -> NDArray[np.uint8]:
         """pypdfium2's PdfPage.render at an exact size: the page (its /Rotate applied by
         pdfium) stretched onto width x height BGR pixels filled white, annotations and form
         fields drawn. Rendered progressively: pdfium asks between drawing steps whether to
@@ -256,7 +263,7 @@ class PdfPages(Pages):
                 raise ImageDecodeError(f"page {index + 1}: cannot render PDF page")
             if page.formenv:
                 pdfium_c.FPDF_FFLDraw(page.formenv, *args)
-            return bitmap.to_numpy()  # BGR, packed rows: (height, width, 3) uint8
+            return cast("NDArray[np.uint8]", bitmap.to_numpy())  # BGR, packed rows: (h, w, 3)
         finally:
             bitmap.close()
 
@@ -283,7 +290,10 @@ class TiffPages(Pages):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # Pillow's bomb warning: our limit is checked
-                self._image: Image.Image | None = Image.open(io.BytesIO(data))
+                # a TIFF: check_encoded found more than one page
+                self._image: TiffImagePlugin.TiffImageFile | None = cast(
+                    "TiffImagePlugin.TiffImageFile", Image.open(io.BytesIO(data))
+                )
                 self.count = int(self._image.n_frames)
         except Exception as exc:  # read_header read it; this is a defect of the file
             raise ImageDecodeError(f"cannot read TIFF: {exc}") from exc
@@ -293,7 +303,7 @@ class TiffPages(Pages):
                 f"TIFF has {self.count} pages; at most {documents.max_pages} per request"
             )
 
-    def _frame(self, index: int) -> tuple[Image.Image, tuple[int, int], int]:
+    def _frame(self, index: int) -> tuple[TiffImagePlugin.TiffImageFile, tuple[int, int], int]:
         self._check_index(index)
         if self._image is None:
             raise ValueError("the TIFF's pages are closed")
@@ -309,7 +319,7 @@ class TiffPages(Pages):
         _, (width, height), orientation = self._frame(index)
         return (height, width) if orientation in SWAPPED else (width, height)
 
-    def page(self, index: int, stop: Stop | None = None) -> np.ndarray:
+    def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         frame, size, orientation = self._frame(index)
         check_size(size, decoded_bytes_per_pixel(frame), self._limits, f"page {index + 1}")
         try:
@@ -331,7 +341,7 @@ class TiffPages(Pages):
             self._image = None
 
 
-def int_to_uint8(array: np.ndarray) -> np.ndarray:
+def int_to_uint8(array: NDArray[np.int32]) -> NDArray[np.uint8]:
     """32-bit integer samples (Pillow's mode I) to 8 bits: kept if they fit 8 bits, scaled as
     16 bits if they fit those, else stretched from their minimum to their maximum."""
     if array.size == 0:
@@ -351,7 +361,7 @@ def int_to_uint8(array: np.ndarray) -> np.ndarray:
     return out
 
 
-def pil_to_bgr(image: Image.Image) -> np.ndarray:
+def pil_to_bgr(image: Image.Image) -> NDArray[np.uint8]:
     """A Pillow image (any mode a TIFF opens as) -> HxWx3 uint8 BGR, as decode.to_bgr makes
     OpenCV's arrays: alpha over white, 16-bit and float scaled to 8 bits (not clipped)."""
     mode = image.mode
@@ -363,7 +373,7 @@ def pil_to_bgr(image: Image.Image) -> np.ndarray:
     if mode in ("L", "LA", "F"):
         return to_bgr(np.asarray(image))
     if mode == "RGB":
-        return cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR)
+        return cast("NDArray[np.uint8]", cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2BGR))
     if mode == "RGBA":
         return to_bgr(cv2.cvtColor(np.asarray(image), cv2.COLOR_RGBA2BGRA))
     if mode == "1":

@@ -15,11 +15,15 @@ import dataclasses
 import io
 import re
 import warnings
+from typing import TYPE_CHECKING, cast
 
 from PIL import Image
 
 from triton_ocr.errors import InvalidRequest
 from triton_ocr.settings import ImageLimits
+
+if TYPE_CHECKING:  # Image.open imports its plugins when it needs them
+    from PIL import TiffImagePlugin
 
 EXIF_ORIENTATION_TAG = 0x0112
 TIFF_WIDTH_TAG, TIFF_HEIGHT_TAG = 256, 257  # ImageWidth, ImageLength
@@ -189,7 +193,7 @@ def tiff_pages(img: Image.Image) -> int:
     try:
         if not getattr(img, "is_animated", False):  # no second IFD: cheap, no walk
             return 1
-        return max(1, int(img.n_frames))
+        return max(1, int(cast("TiffImagePlugin.TiffImageFile", img).n_frames))
     except Exception:
         return 1
 

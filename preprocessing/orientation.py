@@ -13,11 +13,14 @@ from collections.abc import Sequence
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import ClassifierInput
 
 
-def classifier_input(batch: np.ndarray, widths: Sequence[int], size: ClassifierInput) -> np.ndarray:
+def classifier_input(
+    batch: NDArray[np.float32], widths: Sequence[int], size: ClassifierInput
+) -> NDArray[np.float32]:
     """Recognizer rows [n, C, H, W] -> classifier input [n, C, size.height, size.width]."""
     rows, channels, rec_height, _ = batch.shape
     height, width = size.height, size.width
@@ -30,7 +33,9 @@ def classifier_input(batch: np.ndarray, widths: Sequence[int], size: ClassifierI
     return out
 
 
-def turn_over(batch: np.ndarray, widths: Sequence[int], flags: Sequence[bool]) -> np.ndarray:
+def turn_over(
+    batch: NDArray[np.float32], widths: Sequence[int], flags: Sequence[bool] | NDArray[np.bool_]
+) -> NDArray[np.float32]:
     """A copy of `batch` with each flagged row's crop (its first widths[i] columns) rotated by
     180 degrees; the padding stays on the right, as the recognizer was trained."""
     if not np.any(flags):

@@ -9,8 +9,11 @@ turned page is the turned centre crop), so a turn is judged by four consistent a
 
 from __future__ import annotations
 
+from typing import cast
+
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import ClassifierInput, PageOrientation
 
@@ -18,8 +21,8 @@ QUARTERS = (0, 90, 180, 270)  # the classifier's labels: degrees the content was
 
 
 def page_classifier_input(
-    image: np.ndarray, page: PageOrientation, size: ClassifierInput
-) -> np.ndarray:
+    image: NDArray[np.uint8], page: PageOrientation, size: ClassifierInput
+) -> NDArray[np.float32]:
     """A BGR page -> [4, 3, H, W] float32: its centre crop, then that crop turned clockwise by
     90, 180 and 270 degrees.
 
@@ -40,7 +43,7 @@ def page_classifier_input(
     return np.ascontiguousarray(np.stack(looks), dtype=np.float32)
 
 
-def turn_upright(image: np.ndarray, degrees: int) -> np.ndarray:
+def turn_upright(image: NDArray[np.uint8], degrees: int) -> NDArray[np.uint8]:
     """A page whose content was turned `degrees` clockwise, turned back (a new array)."""
     turns = {
         0: None,
@@ -51,4 +54,4 @@ def turn_upright(image: np.ndarray, degrees: int) -> np.ndarray:
     if degrees not in turns:
         raise ValueError(f"a page turn is one of {list(turns)} degrees, not {degrees}")
     code = turns[degrees]
-    return image if code is None else cv2.rotate(image, code)
+    return image if code is None else cast("NDArray[np.uint8]", cv2.rotate(image, code))

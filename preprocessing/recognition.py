@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.settings import Grouping, RecognizerInput
 
@@ -23,7 +25,7 @@ def resized_width(height: int, width: int, target_height: int, max_width: int) -
     return int(min(max_width, max(1, math.ceil(target_height * width / max(height, 1)))))
 
 
-def crop_widths(crops: Sequence[np.ndarray], settings: RecognizerInput) -> list[int]:
+def crop_widths(crops: Sequence[NDArray[np.uint8]], settings: RecognizerInput) -> list[int]:
     """Each crop's width in its row (before padding)."""
     s = settings
     if not s.keep_aspect:  # fixed-size recognizers: every crop stretched to max_width
@@ -38,12 +40,14 @@ def padded_widths(widths: Sequence[int], settings: RecognizerInput) -> list[int]
     return [max(settings.min_width, -(-w // bucket) * bucket) for w in widths]
 
 
-def recognizer_row(crop: np.ndarray, width: int, settings: RecognizerInput) -> np.ndarray:
+def recognizer_row(
+    crop: NDArray[np.uint8], width: int, settings: RecognizerInput
+) -> NDArray[np.float32]:
     """One crop resized to [height, width], normalised, as a [C, height, width] float32 row
     (C is 3, BGR, or 1, grayscale)."""
     s = settings
     if s.channels == 1 and crop.ndim == 3:
-        crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        crop = cast("NDArray[np.uint8]", cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY))
     resized = cv2.resize(crop, (width, s.height), interpolation=cv2.INTER_LINEAR)
     resized = resized.reshape(s.height, width, -1)
     mean = np.asarray(s.mean, dtype=np.float32)
@@ -52,15 +56,15 @@ def recognizer_row(crop: np.ndarray, width: int, settings: RecognizerInput) -> n
 
 
 def recognizer_rows(
-    crops: Sequence[np.ndarray], settings: RecognizerInput
-) -> tuple[list[np.ndarray], list[int], list[int]]:
+    crops: Sequence[NDArray[np.uint8]], settings: RecognizerInput
+) -> tuple[list[NDArray[np.float32]], list[int], list[int]]:
     """Each crop's row, its own width and its padded width."""
     widths = crop_widths(crops, settings)
     rows = [recognizer_row(c, w, settings) for c, w in zip(crops, widths, strict=True)]
     return rows, widths, padded_widths(widths, settings)
 
 
-def stack_rows(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
+def stack_rows(rows: Sequence[NDArray[np.float32]], width: int) -> NDArray[np.float32]:
     """Rows [C, H, w_i] right-padded with 0 to `width` into one [n, C, H, width] batch."""
     channels, height, _ = rows[0].shape
     batch = np.zeros((len(rows), channels, height, width), dtype=np.float32)
@@ -69,7 +73,9 @@ def stack_rows(rows: Sequence[np.ndarray], width: int) -> np.ndarray:
     return batch
 
 
-def whole_batch(rows: Sequence[np.ndarray], padded: Sequence[int], settings: RecognizerInput):
+def whole_batch(
+    rows: Sequence[NDArray[np.float32]], padded: Sequence[int], settings: RecognizerInput
+) -> NDArray[np.float32]:
     """Every row in one batch as wide as the widest padded width: how the ensemble hands the
     rows from one step to the next. No rows gives one blank row (ONNX Runtime and Triton reject
     zero-size tensors there); callers know the true count."""
@@ -79,7 +85,7 @@ def whole_batch(rows: Sequence[np.ndarray], padded: Sequence[int], settings: Rec
     return stack_rows(rows, max([settings.min_width, *padded]))
 
 
-def rows_of(batch: np.ndarray, widths: Sequence[int]) -> list[np.ndarray]:
+def rows_of(batch: NDArray[np.float32], widths: Sequence[int]) -> list[NDArray[np.float32]]:
     """The rows of a `whole_batch`, each cut to its crop's own width (views, no copy)."""
     return [batch[i, :, :, :width] for i, width in enumerate(widths)]
 
@@ -106,8 +112,8 @@ def group_indices(padded: Sequence[int], group_size: int, group_width: int) -> l
 
 
 def recognition_groups(
-    rows: Sequence[np.ndarray], padded: Sequence[int], grouping: Grouping
-) -> list[tuple[list[int], np.ndarray]]:
+    rows: Sequence[NDArray[np.float32]], padded: Sequence[int], grouping: Grouping
+) -> list[tuple[list[int], NDArray[np.float32]]]:
     """(crop indices, recognizer batch) per width-sorted group (`group_indices` with the
     grouping's size and width), each batch as wide as its widest padded width."""
     size, width = grouping.recognition_group_size, grouping.recognition_group_width

@@ -94,7 +94,7 @@ def export_pp_ocr(repository: Path | None, pack: str) -> None:
 
 
 def wheel_export_command(pack: str) -> Callable[[Path | None], None]:
-    def command(repository: Path = typer.Option(None, help=REPOSITORY_HELP)) -> None:
+    def command(repository: Path | None = typer.Option(None, help=REPOSITORY_HELP)) -> None:
         export_pp_ocr(repository, pack)
 
     return command

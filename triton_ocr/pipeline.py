@@ -21,8 +21,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
@@ -59,26 +61,32 @@ from triton_ocr.settings import (
     TextLines,
 )
 
+Image = NDArray[np.uint8]  # BGR, [H, W, 3]
+Floats = NDArray[np.float32]  # network inputs and outputs, polygons
+Classes = NDArray[np.int64]  # the recognizer's best class per step
 # detector input [1, ...] -> its output maps, in the order the detector config declares them
-Detect = Callable[[np.ndarray], list[np.ndarray]]
+Detect = Callable[[Floats], list[Floats]]
 # recognizer batches [n, C, H, W] -> (best class [n, T], best score [n, T]) for each batch;
 # all the batches of an image come at once so a caller may run them concurrently
-Recognize = Callable[[list[np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
+Recognize = Callable[[list[Floats]], list[tuple[Classes, Floats]]]
 # orientation classifier inputs [n, C, H, W] -> [n, 2] class probabilities for each
-Classify = Callable[[list[np.ndarray]], list[np.ndarray]]
-AsyncDetect = Callable[[np.ndarray], Awaitable[list[np.ndarray]]]
-AsyncRecognize = Callable[[list[np.ndarray]], Awaitable[list[tuple[np.ndarray, np.ndarray]]]]
-AsyncClassify = Callable[[list[np.ndarray]], Awaitable[list[np.ndarray]]]
+Classify = Callable[[list[Floats]], list[Floats]]
+AsyncDetect = Callable[[Floats], Awaitable[list[Floats]]]
+AsyncRecognize = Callable[[list[Floats]], Awaitable[list[tuple[Classes, Floats]]]]
+AsyncClassify = Callable[[list[Floats]], Awaitable[list[Floats]]]
 # the page classifier's looks [n, C, H, W] -> [n, 4] probabilities of 0, 90, 180, 270 degrees
-ClassifyPage = Callable[[np.ndarray], np.ndarray]
-AsyncClassifyPage = Callable[[np.ndarray], Awaitable[np.ndarray]]
-Groups = list[tuple[list[int], np.ndarray]]  # (crop indices, recognizer batch) per group
+ClassifyPage = Callable[[Floats], Floats]
+AsyncClassifyPage = Callable[[Floats], Awaitable[Floats]]
+Groups = list[tuple[list[int], Floats]]  # (crop indices, recognizer batch) per group
+Step = TypeVar("Step", bound=np.generic)
+In = TypeVar("In")
+Out = TypeVar("Out")
 
 
 @dataclass(frozen=True)
 class Prepared:
-    image: np.ndarray  # the decoded original, BGR uint8 (crops are cut from it)
-    detector_input: np.ndarray | None  # None when no detection is needed
+    image: Image  # the decoded original (crops are cut from it)
+    detector_input: Floats | None  # None when no detection is needed
 
 
 @dataclass(frozen=True)
@@ -93,16 +101,16 @@ class Networks:
 
 @dataclass(frozen=True)
 class Upright:
-    image: np.ndarray  # the page as it reads, turned back when it came turned
+    image: Image  # the page as it reads, turned back when it came turned
     rotation: int  # degrees the content was turned clockwise (0, 90, 180, 270)
-    maps: list[np.ndarray] | None  # the detector's maps of `image`, when turn_page ran it
+    maps: list[Floats] | None  # the detector's maps of `image`, when turn_page ran it
 
 
 @dataclass(frozen=True)
 class Located:
-    quads: np.ndarray  # [N, 4, 2] float32, the (upright) image's pixels, reading order
-    block: np.ndarray  # [N] int32: each box's block, blocks in reading order
-    rows: list[np.ndarray]  # per crop: its recognizer row [C, H, widths[i]]
+    quads: Floats  # [N, 4, 2], the (upright) image's pixels, reading order
+    block: NDArray[np.int32]  # [N]: each box's block, blocks in reading order
+    rows: list[Floats]  # per crop: its recognizer row [C, H, widths[i]]
     widths: list[int]  # per crop: its own width in its row
     padded: list[int]  # per crop: the batch width it needs on its own
     margin: float  # what each crop took above and below its box (crop_frame's margin)
@@ -112,13 +120,18 @@ class Located:
 
 @dataclass(frozen=True)
 class BestPath:
-    best_class: np.ndarray  # [N, T] int64, blank (0) after a crop's own steps
-    best_score: np.ndarray  # [N, T] float32, 0 after a crop's own steps
+    best_class: Classes  # [N, T], blank (0) after a crop's own steps
+    best_score: Floats  # [N, T], 0 after a crop's own steps
     # Where each crop's steps lie in its row (word boxes need them; the ensemble, which has
     # none, hands on the two arrays above only): row pixels per step, and whether the row was
     # turned 180 degrees before recognition.
-    step_widths: np.ndarray | None = None  # [N] float32
-    turned: np.ndarray | None = None  # [N] bool
+    step_widths: Floats | None = None  # [N]
+    turned: NDArray[np.bool_] | None = None  # [N]
+
+
+def height_width(image: Image) -> tuple[int, int]:
+    height, width = image.shape[:2]
+    return height, width
 
 
 # --- the stages ------------------------------------------------------------------------------
@@ -138,13 +151,13 @@ def prepare(
     return prepare_image(decode_image(data, limits), detector, detect)
 
 
-def prepare_image(image: np.ndarray, detector: DetectorInput, detect: bool = True) -> Prepared:
+def prepare_image(image: Image, detector: DetectorInput, detect: bool = True) -> Prepared:
     """Stage 1 for a page already decoded (or rendered): the detector input beside it."""
     return Prepared(image, detection_input(image, detector) if detect else None)
 
 
 async def turn_page(
-    image: np.ndarray,
+    image: Image,
     page: PageOrientation,
     size: ClassifierInput,
     detector: DetectorInput,
@@ -172,15 +185,15 @@ async def turn_page(
         return Upright(image, 0, None)
     turned = turn_upright(image, turn)
     maps = await detect(detection_input(turned, detector))
-    found = text_boxes(maps, turned.shape[:2], lines, boxes)
+    found = text_boxes(maps, height_width(turned), lines, boxes)
     if lines_level(found.quads, page):
         return Upright(turned, turn, maps)
     return Upright(image, 0, None)
 
 
 def locate(
-    maps: Sequence[np.ndarray],
-    image: np.ndarray,
+    maps: Sequence[Floats],
+    image: Image,
     lines: TextLines,
     boxes: Boxes,
     recognizer: RecognizerInput,
@@ -190,14 +203,14 @@ def locate(
     block, and one recognizer row per box, cut from the image at full resolution; then, when
     the image could be a crop of one line, the whole image as the boxes' rival (a block of
     its own)."""
-    found = text_boxes(maps, image.shape[:2], lines, boxes)
+    found = text_boxes(maps, height_width(image), lines, boxes)
     layout = page_layout(found.quads, blocks)
     quads, block = found.quads[layout.order], layout.block
     crops = cut_crops(image, quads, found.margin, room_on_page(quads, found.margin))
     if found.rival:
-        whole = whole_image(image.shape[:2])
+        whole = whole_image(height_width(image))
         quads = np.concatenate([quads, whole.quads])
-        block = np.concatenate([block, np.int32([block.max(initial=-1) + 1])])
+        block = np.concatenate([block, np.array([block.max(initial=-1) + 1], np.int32)])
         crops += cut_crops(image, whole.quads, whole.margin)
     rows, widths, padded = recognizer_rows(crops, recognizer)
     return Located(quads, block, rows, widths, padded, found.margin, found.rival)
@@ -209,7 +222,7 @@ async def orient_groups(
     classify: AsyncClassify,
     size: ClassifierInput,
     threshold: float,
-) -> tuple[Groups, list[np.ndarray]]:
+) -> tuple[Groups, list[NDArray[np.bool_]]]:
     """Each group's crops that the classifier finds upside down, turned back (one classifier
     call per group, all in flight together), and which were, per group. `widths` are the
     crops' own widths, by index."""
@@ -224,7 +237,9 @@ async def orient_groups(
     return turned, flags
 
 
-def pad_steps(arrays: Sequence[np.ndarray], length: int, value, dtype) -> np.ndarray:
+def pad_steps(
+    arrays: Sequence[NDArray[Step]], length: int, value: float, dtype: type[Step]
+) -> NDArray[Step]:
     """Right-pad [T] arrays to one length into [n, length] (wider groups have more steps)."""
     out = np.full((len(arrays), length), value, dtype=dtype)
     for row, array in enumerate(arrays):
@@ -233,7 +248,7 @@ def pad_steps(arrays: Sequence[np.ndarray], length: int, value, dtype) -> np.nda
 
 
 async def recognize_rows(
-    rows: Sequence[np.ndarray],
+    rows: Sequence[Floats],
     widths: Sequence[int],
     padded: Sequence[int],
     grouping: Grouping,
@@ -252,7 +267,7 @@ async def recognize_rows(
     this seldom costs a call."""
     groups = recognition_groups(rows, padded, grouping)
     turned = np.zeros(len(rows), dtype=bool)
-    second: list[tuple[int, np.ndarray]] = []  # (group, its turned rows' places in it)
+    second: list[tuple[int, NDArray[np.intp]]] = []  # (group, its turned rows' places in it)
     as_sent = groups
     if groups and orientation.classify_orientation:
         threshold = orientation.orientation_threshold
@@ -275,8 +290,8 @@ async def recognize_rows(
             flipped[places[surer]], kept[places[surer]] = best_class[surer], best_score[surer]
             results[g] = (flipped, kept)
             turned[np.asarray(indices)[places[surer]]] = False
-    classes: list[np.ndarray] = [np.zeros(0, np.int64)] * len(rows)
-    scores: list[np.ndarray] = [np.zeros(0, np.float32)] * len(rows)
+    classes: list[Classes] = [np.zeros(0, np.int64)] * len(rows)
+    scores: list[Floats] = [np.zeros(0, np.float32)] * len(rows)
     step_widths = np.zeros(len(rows), dtype=np.float32)
     for (indices, batch), (best_class, best_score) in zip(groups, results, strict=True):
         step_widths[indices] = batch.shape[-1] / max(best_class.shape[1], 1)
@@ -294,7 +309,7 @@ async def recognize_rows(
 
 def read_lines(
     best: BestPath,
-    quads: np.ndarray,
+    quads: Floats,
     alphabet: Sequence[str],
     text_filter: TextFilter,
     rival: bool = False,
@@ -339,9 +354,7 @@ def read_lines(
 # --- the stages chained: one image ---------------------------------------------------------
 
 
-async def read_page_async(
-    image: np.ndarray, settings: PipelineSettings, networks: Networks
-) -> Texts:
+async def read_page_async(image: Image, settings: PipelineSettings, networks: Networks) -> Texts:
     """A decoded image (BGR) -> texts in reading order, block by block, their polygons
     (original pixels), confidences and, when settings.words asks, word boxes.
 
@@ -364,8 +377,7 @@ async def read_page_async(
     detect_lines = s.lines.single_line != "always"
     maps = upright.maps
     if maps is None:
-        prepared = prepare_image(page, s.detector_input, detect_lines)
-        maps = await n.detect(prepared.detector_input) if detect_lines else []
+        maps = await n.detect(detection_input(page, s.detector_input)) if detect_lines else []
     located = locate(maps, page, s.lines, s.boxes, s.recognizer_input, s.blocks)
     if not located.rows:
         return Texts.empty(upright.rotation)  # no recognizer call at all
@@ -382,7 +394,7 @@ async def read_page_async(
     texts = read_lines(
         best, located.quads, s.alphabet, s.text_filter, located.rival, located, s.words.word_boxes
     )
-    return texts.turned_back(upright.rotation, page.shape[:2])
+    return texts.turned_back(upright.rotation, height_width(page))
 
 
 async def read_image_async(data: bytes, settings: PipelineSettings, networks: Networks) -> Texts:
@@ -401,8 +413,8 @@ def read_image(
 ) -> Texts:
     """`read_image_async` with plain (blocking) network callables, for in-process use."""
 
-    def now(network):
-        async def call(value):
+    def now(network: Callable[[In], Out]) -> Callable[[In], Awaitable[Out]]:
+        async def call(value: In) -> Out:
             return network(value)
 
         return call

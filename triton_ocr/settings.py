@@ -17,12 +17,14 @@ SINGLE_LINE_MODES = ("auto", "always", "never")
 PAGE_ORIENTATION_MODES = ("auto", "off")
 
 
-def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"parameter {name!r} must be one of {list(allowed)}, not {value!r}")
 
 
-def _check_length(names: tuple[str, ...], values: tuple[tuple, ...], length: int) -> None:
+def _check_length(
+    names: tuple[str, ...], values: tuple[tuple[float, ...], ...], length: int
+) -> None:
     for name, value in zip(names, values, strict=True):
         if len(value) != length:
             raise ValueError(f"parameter {name!r} needs {length} values, got {len(value)}")

@@ -221,7 +221,7 @@ def pp_detector(
 
 
 def pp_recognizer(
-    title: str, file: str | None, height: str, output: str, classes: int, openvino: Param
+    title: str, file: str | None, height: str, output: str, classes: int, openvino: Param | None
 ) -> Network:
     return Network(
         title,

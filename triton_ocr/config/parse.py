@@ -66,7 +66,7 @@ def _build(cls: type[T], raw: Mapping[str, str]) -> T:
     return cls(**values)
 
 
-def parse_groups(parameters: Mapping[str, Any], *classes: type) -> tuple:
+def parse_groups(parameters: Mapping[str, Any], *classes: type) -> tuple[Any, ...]:
     """Build each settings class in `classes` from the keys it declares."""
     raw = raw_parameters(parameters)
     known = {key for cls in classes for key in keys(cls)}
@@ -84,7 +84,8 @@ def config_dict(model_config: Mapping[str, Any] | str) -> Mapping[str, Any]:
 
 def config_parameters(model_config: Mapping[str, Any] | str) -> Mapping[str, Any]:
     """The `parameters` map of a model config (JSON text or dict)."""
-    return config_dict(model_config).get("parameters", {})
+    parameters: Mapping[str, Any] = config_dict(model_config).get("parameters", {})
+    return parameters
 
 
 def tensor_names(model_config: Mapping[str, Any] | str, kind: str) -> list[str]:

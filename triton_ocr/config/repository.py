@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import UnionType
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
@@ -84,9 +84,11 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
 }
 
 
-def as_given(config: model_config_pb2.ModelConfig) -> dict:
+def as_given(config: model_config_pb2.ModelConfig) -> dict[str, Any]:
     """A config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
-    return json_format.MessageToDict(config, preserving_proto_field_name=True)
+    return cast(
+        "dict[str, Any]", json_format.MessageToDict(config, preserving_proto_field_name=True)
+    )
 
 
 T = TypeVar("T")
@@ -168,7 +170,7 @@ class Repository:
         text = self.config_path(model).read_text()
         return text_format.Parse(text, model_config_pb2.ModelConfig())
 
-    def config_dict(self, model: str) -> dict:
+    def config_dict(self, model: str) -> dict[str, Any]:
         """The config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
         return as_given(self.config(model))
 
@@ -254,6 +256,7 @@ class Repository:
 
     def admission(self) -> Admission:
         """ensemble_model's bound on requests in flight, stated in its own config."""
+        admission: Admission
         (admission,) = parse_groups(
             config_parameters(self.config_dict(contract.ENSEMBLE_MODEL)), Admission
         )

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from triton_ocr.config.parse import convert_value, field_types
 from triton_ocr.errors import InvalidRequest
@@ -36,7 +36,10 @@ class Range:
         return f"between {self.low:g} and {top}"
 
     def high_for(self, settings: PipelineSettings) -> float:
-        return server_value(settings, self.server) if self.server else float(self.high)
+        if self.server:
+            return server_value(settings, self.server)
+        assert self.high is not None  # a numeric range has `high` or `server`
+        return float(self.high)
 
 
 BOOL = Range(choices=(True, False))
@@ -88,7 +91,7 @@ def server_value(settings: PipelineSettings, name: str) -> float:
     owner = owner_of(settings, name)
     if owner is None:
         raise KeyError(name)
-    return getattr(getattr(settings, owner), name)
+    return cast(float, getattr(getattr(settings, owner), name))
 
 
 def checked(name: str, value: Any, allowed: Range, settings: PipelineSettings) -> Any:

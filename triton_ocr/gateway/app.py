@@ -19,7 +19,7 @@ import hmac
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -368,7 +368,7 @@ async def jsonl_answer(
         limit = documents.max_pages
         raise Problem(400, f"the request holds {total} pages; at most {limit} per request")
 
-    async def parts() -> AsyncIterator[Part]:
+    async def parts() -> AsyncGenerator[Part, None]:
         for (name, data), (count, apart) in zip(files, splits, strict=True):
             if apart is None:
                 yield Part(name, data)
@@ -398,11 +398,11 @@ async def jsonl_answer(
 
 async def read_ahead(
     client: AsyncOcrClient,
-    parts: AsyncIterator[Part],
+    parts: AsyncGenerator[Part, None],
     in_flight: int,
     words: bool,
     parameters: dict[str, Any],
-) -> AsyncIterator[tuple[Part, Document | Problem]]:
+) -> AsyncGenerator[tuple[Part, Document | Problem], None]:
     """Each part read by a request of its own, `in_flight` at a time, answered in order; a part
     the service refuses comes with its Problem. Closing it cancels the reads still running."""
     pending: collections.deque[tuple[Part, asyncio.Future]] = collections.deque()

@@ -8,8 +8,12 @@ would spool large parts to temporary files: nothing of a request is written to d
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from python_multipart.multipart import MultipartParser, parse_options_header
+
+if TYPE_CHECKING:  # defined for type checkers only
+    from python_multipart.multipart import MultipartCallbacks
 
 FILE_FIELD = "file"
 # what a raw body or a part may be: images, PDFs and TIFFs (the server tells them apart by
@@ -59,8 +63,8 @@ def accepted(content_type: str) -> bool:
 def files_of(body: bytes, content_type: str | None) -> list[tuple[str | None, bytes]]:
     """The uploaded files as (name, bytes): the `file` parts of a multipart body, or the raw
     body. 415 for a type that is neither, 400 for a form without files or an empty body."""
-    kind, options = parse_options_header(content_type or "application/octet-stream")
-    kind = kind.decode("latin-1").lower()
+    raw_kind, options = parse_options_header(content_type or "application/octet-stream")
+    kind = raw_kind.decode("latin-1").lower()
     if kind == "multipart/form-data":
         boundary = options.get(b"boundary")
         if not boundary:
@@ -102,7 +106,7 @@ def multipart_files(body: bytes, boundary: bytes) -> list[tuple[str | None, byte
     def part_data(data: bytes, start: int, end: int) -> None:
         parts[-1][1].extend(data[start:end])
 
-    callbacks = {
+    callbacks: MultipartCallbacks = {
         "on_part_begin": begin,
         "on_header_field": field_data,
         "on_header_value": value_data,

@@ -97,9 +97,9 @@ async def all_or_none(
         return []
     try:
         done, _ = await asyncio.wait(tasks, timeout=timeout_s, return_when=asyncio.FIRST_EXCEPTION)
-        failed = next((t for t in tasks if t in done and t.exception() is not None), None)
-        if failed is not None:
-            raise failed.exception()
+        error = next((e for t in tasks if t in done and (e := t.exception()) is not None), None)
+        if error is not None:
+            raise error
         if len(done) < len(tasks):
             raise RequestTimeout(f"the request took longer than {timeout_s:g} s ({limit})")
         return [task.result() for task in tasks]

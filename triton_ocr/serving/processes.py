@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def sample(server_pid: int, seconds: float) -> MemorySample:
     )
 
 
-def clean_up_after(marker: str, regions: set[str] = frozenset()) -> list[str]:
+def clean_up_after(marker: str, regions: Set[str] = frozenset()) -> list[str]:
     """Kill stub processes left behind by a server that is gone (their command line holds
     `marker`, e.g. that server's private backend directory, and their parent is no longer a
     tritonserver) and remove their /dev/shm regions. A crashed tritonserver leaves its stubs

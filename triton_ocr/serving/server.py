@@ -101,7 +101,8 @@ def running_server(
     """Start tritonserver on `opts.repository`, wait until ready, stop it on exit."""
     if not (opts.repository / "ensemble_model" / "config.pbtxt").is_file():
         raise ServerError(f"{opts.repository} is not a model repository (no ensemble_model)")
-    opts = dataclasses.replace(opts, admin_key=admin_key(opts.admin_key))  # one key, known here
+    key = admin_key(opts.admin_key)
+    opts = dataclasses.replace(opts, admin_key=key)  # one key, known here
     with (
         tempfile.TemporaryDirectory(prefix="triton-ocr-backends-") as tmp,
         contextlib.ExitStack() as stack,
@@ -140,7 +141,7 @@ def running_server(
                     f"http://{host}:{opts.http_port}/v2/health/ready", process, ready_timeout
                 )
             except ServerError as exc:
-                if log:
+                if log and log_file:
                     log.flush()
                     raise ServerError(f"{exc}\n{log_tail(log_file)}") from exc
                 raise
@@ -149,7 +150,7 @@ def running_server(
                     process.pid,
                     f"{host}:{opts.http_port}",
                     ADMIN_HEADER,
-                    opts.admin_key,
+                    key,
                     log=supervisor_log(log_file),
                 ).start()
             yield process
@@ -157,7 +158,7 @@ def running_server(
             if supervisor:  # first, so stubs ending with the server are not "brought back"
                 supervisor.stop()
             if process.poll() is None:
-                drain(f"{host}:{opts.http_port}", opts.admin_key, opts.entry_points)
+                drain(f"{host}:{opts.http_port}", key, opts.entry_points)
             stop(process)
             # a crashed server leaves its stubs and /dev/shm regions behind
             clean_up_after(marker, supervisor.regions if supervisor else set())

@@ -21,7 +21,9 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
@@ -117,7 +119,7 @@ def run_gpu_check(options: GpuCheckOptions) -> dict:
         for round_index in range(options.rounds):
             for row in rows:
                 model = row.name.split()[0]
-                run_row(row, lambda m=model: served_reader(url, "grpc", m), images)
+                run_row(row, partial(served_reader, url, "grpc", model), images)
                 print(
                     f"round {round_index + 1} {row.name} c={row.concurrency}: "
                     f"{row.throughput:.2f} img/s",
@@ -127,7 +129,7 @@ def run_gpu_check(options: GpuCheckOptions) -> dict:
         processes = gpu_processes()
         stats = model_statistics(f"127.0.0.1:{http}")
     problems = problems_of(placement, processes, stats)
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(sys.argv),
         "gpu": subprocess.run(
             ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],

@@ -62,7 +62,8 @@ def model_params(pack: str) -> dict[str, object]:
     return {
         "Det.model_path": model[TEXT_DETECTION],
         "Rec.model_path": model[TEXT_RECOGNITION],
-        "Rec.rec_keys_path": str(files[spec.dictionary]),
+        # no dictionary in the wheel: its recognizer's ONNX file holds its characters
+        **({"Rec.rec_keys_path": str(files[spec.dictionary])} if spec.dictionary else {}),
         **detector_params(found),
     }
 

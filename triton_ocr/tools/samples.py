@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -44,7 +45,8 @@ DEMO_LINES = (
 def font(size: int, face: str | None = None) -> ImageFont.FreeTypeFont:
     """Pillow's bundled scalable font (no system fonts needed), or a DejaVu face."""
     if face is None:
-        return ImageFont.load_default(size=size)
+        # given a size, Pillow always loads its FreeType font (the stub says either kind)
+        return cast(ImageFont.FreeTypeFont, ImageFont.load_default(size=size))
     path = FONTS / face
     if not path.is_file():
         packages = "fonts-dejavu-core fonts-dejavu-extra"
@@ -64,12 +66,14 @@ def render(
     for line in lines:
         f = font(line.size, line.face)
         left, top, right, bottom = f.getbbox(line.text)
-        layer = Image.new("L", (right + 8, bottom + 8), 0)
+        layer = Image.new("L", (int(right) + 8, int(bottom) + 8), 0)  # whole pixels, typed float
         ImageDraw.Draw(layer).text((4, 4), line.text, font=f, fill=255)
         if line.angle:
-            layer = layer.rotate(line.angle, expand=True, resample=Image.BICUBIC)
+            layer = layer.rotate(line.angle, expand=True, resample=Image.Resampling.BICUBIC)
         canvas.paste(Image.new("RGB", layer.size, ink), line.xy, layer)
-        left, top, right, bottom = layer.getbbox()
+        drawn = layer.getbbox()
+        assert drawn is not None  # a line drawn leaves ink
+        left, top, right, bottom = drawn
         ink_boxes.append(
             (left + line.xy[0], top + line.xy[1], right + line.xy[0], bottom + line.xy[1])
         )

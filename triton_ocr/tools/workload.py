@@ -73,7 +73,7 @@ def run_row(
     readers = [read() for _ in range(row.concurrency)]
 
     def worker(reader: ReadOne) -> list[float]:
-        times = []
+        times: list[float] = []
         while True:
             try:
                 data = queue.pop()

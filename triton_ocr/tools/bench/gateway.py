@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.serving.errors import ServerError
 from triton_ocr.serving.server import wait_until_ready
@@ -46,7 +47,7 @@ def direct_reader(grpc_url: str) -> ReadOne:
     return lambda data: [document.to_dict() for document in client.read_documents([data])]
 
 
-def gateway_reader(base_url: str, timeout_s: float = 120.0) -> ReadOne:
+def gateway_reader(base_url: str, timeout_s: float = contract.UPLOAD_TIMEOUT_S) -> ReadOne:
     """POST /v1/ocr?format=json with the raw image, on one kept-alive connection (a caller's
     HTTP client would keep one); the answer parsed from JSON."""
     address = base_url.removeprefix("http://")

@@ -99,6 +99,7 @@ def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings
     def read(data: bytes) -> Texts:
         s = settings
         prepared = prepare(data, s.limits, s.detector_input)
+        assert prepared.detector_input is not None  # prepare detects by default
         maps = infer(
             contract.TEXT_DETECTION, detector_input, prepared.detector_input, detector_outputs
         )

@@ -268,7 +268,7 @@ def chart(summary: list[dict], path: Path, cpu: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    served = {}
+    served: dict[str, list[tuple[int, float]]] = {}
     for r in summary:
         if r["row"].startswith(contract.ENTRY_POINTS):
             served.setdefault(r["row"], []).append((r["concurrency"], r["images_per_s"]))

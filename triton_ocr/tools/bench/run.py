@@ -9,7 +9,9 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
@@ -116,7 +118,7 @@ def run_packs_only(options: BenchOptions) -> dict:
         options.concurrencies,
         options.out_dir,
     )
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(sys.argv),
         "images": len(images),
         "rounds": options.rounds,
@@ -187,12 +189,13 @@ def run_stages_only(options: BenchOptions) -> dict:
             reader = served_reader(f"127.0.0.1:{grpc}", "grpc", row.name.split()[0])
             reader(images[0])
             for _ in range(options.rounds):
-                run_row(row, lambda r=reader: r, images)
+                # cast: mypy cannot type a lambda with a default against Callable[[], ReadOne]
+                run_row(row, cast(Callable[[], ReadOne], lambda r=reader: r), images)
         columns = measure_stages(
             repository.pack, repository.path, options.floor_threads, images, options.rounds
         )
     cpu = cpu_label(machine_cpu())
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(sys.argv),
         "images": len(images),
         "rounds": options.rounds,
@@ -303,7 +306,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         }
         for row in served:
             model, protocol = row.name.split()
-            readers.setdefault(row.name, lambda m=model, p=protocol: served_reader(urls[p], p, m))
+            readers.setdefault(row.name, partial(served_reader, urls[protocol], protocol, model))
         rows = [a, *([a_openvino] if a_openvino else []), b, c, *served]
         for row in rows:  # warm up every path once (sessions, connections, server caches)
             if row.name not in workers:
@@ -355,7 +358,7 @@ def run_benchmark(options: BenchOptions) -> dict:
         "cost": 1 - paired["off"] / paired["on"],
     }
     match = a.throughput / alone if alone else float("nan")
-    result = {
+    result: dict[str, Any] = {
         "command": " ".join(sys.argv),
         "images": len(images),
         "rounds": options.rounds,

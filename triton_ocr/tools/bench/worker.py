@@ -143,6 +143,7 @@ class FreshProcess:
             raise
 
     def _answer(self) -> dict:
+        assert self.process.stdout is not None  # PIPE
         line = self.process.stdout.readline()
         if not line:
             code = self.process.wait()
@@ -151,6 +152,7 @@ class FreshProcess:
 
     def round(self, row: Row) -> None:
         """Every image once, in the worker; the times are added to `row`."""
+        assert self.process.stdin is not None  # PIPE
         self.process.stdin.write("round\n")
         self.process.stdin.flush()
         result = self._answer()
@@ -164,6 +166,7 @@ class FreshProcess:
         return self
 
     def __exit__(self, *exc) -> None:
+        assert self.process.stdin is not None  # PIPE
         self.process.stdin.close()
         try:
             self.process.wait(timeout=60)

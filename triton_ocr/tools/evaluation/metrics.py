@@ -172,7 +172,7 @@ def score_image(sample: Sample, texts: Sequence[str], quads: np.ndarray) -> Coun
             counts.predicted_tokens += len(line_tokens)
             counts.predicted_tokens_correct += sum(t in truth for t in line_tokens)
     if sample.has_boxes:
-        cared = [label.box for label in sample.cared]
+        cared = [label.box for label in sample.cared if label.box is not None]  # all: has_boxes
         counts.boxes += len(cared)
         counts.predicted_boxes += len(kept)
         counts.boxes_matched += match_boxes([quads[i] for i in kept], cared)

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tritonclient.utils import InferenceServerException
@@ -308,7 +309,7 @@ def run_faults(options: FaultsOptions) -> dict:
                 for model in kill:
                     print(f"drill: kill a stub of {model}", file=sys.stderr)
                     report["kill"].append(kill_stub_drill(process.pid, urls, images, model))
-                    wait_until(lambda m=model: model_ready(urls["http"], m), 60)
+                    wait_until(partial(model_ready, urls["http"], model), 60)
         urls, started = server("stop")  # a server of its own, as in a deployment's stop
         process = started.__enter__()
         print("drill: stop with requests in flight", file=sys.stderr)

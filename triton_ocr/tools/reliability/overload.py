@@ -26,10 +26,12 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from triton_ocr.client.ocr_client import is_overload, retry_wait
+from triton_ocr.client.ocr_client import BACKOFF_S, is_overload, retry_wait
 from triton_ocr.client.retry_after import hinted_refusal, retry_after_seconds
 from triton_ocr.config.repository import Repository
 from triton_ocr.serving.processes import rss_bytes, sample
@@ -37,7 +39,6 @@ from triton_ocr.tools.workload import bench_images
 
 from .payloads import connect, infer_raw
 
-BACKOFF_S = 0.5  # the clients' default first wait (ClientOptions.backoff)
 REST = "rest"  # the REST gateway in front of `ocr`, driven like the two Triton entry points
 POLITE_FIRST_S, POLITE_MOST_S = 0.25, 4.0  # a generic script's backoff after a refusal
 BEHAVIOURS = ("project", "impatient", "polite")
@@ -117,6 +118,9 @@ class Sender:
     and raises what the entry point refused with (a refusal as an InferenceServerException,
     with the Retry-After it asked for, if any, as `retry_after`)."""
 
+    module: ModuleType | None  # tritonclient.http or .grpc; None for the gateway's REST
+    client: Any
+
     def __init__(self, url: str, entry_point: str, protocol: str = "http") -> None:
         self.url, self.entry_point = url, entry_point
         rest = entry_point == REST
@@ -173,6 +177,7 @@ def client_loop(target: Target, fleet: Fleet, feed: Feed, until: float, tally: T
             outcome = outcome_of(error)
             tally.add(outcome, time.monotonic() - start, error)
             if outcome == "shed":
+                assert error is not None  # "shed": a refusal
                 delay = wait_after_refusal(fleet.behaviour, error, refusals)
                 refusals += 1
                 time.sleep(max(0.0, min(delay, until - time.monotonic())))
@@ -275,7 +280,7 @@ def run_overload(options: OverloadOptions) -> dict:
                 start = resident(pids)
                 unloaded = None
                 for fleet in options.fleets:
-                    row = {
+                    row: dict[str, Any] = {
                         "entry_point": target.name,
                         "clients": fleet.clients,
                         "behaviour": fleet.behaviour,

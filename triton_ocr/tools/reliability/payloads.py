@@ -63,11 +63,11 @@ def png_bomb(width: int, height: int, depth: int = 1, colour: int = 0, rows: int
     samples = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, colour, 0, 0, 0])
     row = 1 + (width * samples * depth + 7) // 8  # the filter byte, then the packed samples
-    rows = zlib.compress(b"\x00" * row * rows, 9)
+    idat = zlib.compress(b"\x00" * row * rows, 9)
     return (
         b"\x89PNG\r\n\x1a\n"
         + png_chunk(b"IHDR", header)
-        + png_chunk(b"IDAT", rows)
+        + png_chunk(b"IDAT", idat)
         + png_chunk(b"IEND", b"")
     )
 

@@ -122,8 +122,8 @@ def worker(
         try:
             lines = infer_raw(client, module, model, job.data)
         except InferenceServerException as exc:
-            refused = job.error is not None and str(exc.status()) in INVALID
-            if refused and re.search(job.error, str(exc)):
+            refused = str(exc.status()) in INVALID
+            if job.error is not None and refused and re.search(job.error, str(exc)):
                 tally.add("bad refused as expected")
             elif outcome_of(exc) == "shed":  # the bounded queue's refusal: fast, retryable
                 tally.add("shed (overloaded)")
