@@ -1,6 +1,7 @@
 """Each default is declared once: the service's ports live in triton_ocr/contract.py, and no
 other source file of the package writes one as a number or in an address (the CLI, the clients,
-the gateway, the plugin and the tools read them from there)."""
+the gateway, the plugin and the tools read them from there); so are the callers' timeouts and
+the entry queues' policy."""
 
 from __future__ import annotations
 
@@ -52,3 +53,23 @@ def test_the_ports_are_declared_once():
         if path != HOME and (hits := port_literals(path))
     }
     assert elsewhere == {}
+
+
+def test_the_timeouts_and_the_queue_policy_are_read_from_the_contract():
+    """A caller's wait (the clients', `read`'s), an upload's (the gateway's, the plugin's) and
+    the entry queues' policy (generated into the configs) each come from contract.py."""
+    import inspect
+
+    from triton_ocr import ocrmypdf
+    from triton_ocr.client.client import ReadOptions
+    from triton_ocr.client.ocr_client import ClientOptions
+    from triton_ocr.config.repository import Repository
+    from triton_ocr.gateway.settings import GatewaySettings
+
+    wait = inspect.signature(ClientOptions.__init__).parameters["timeout"].default
+    assert wait == ReadOptions.timeout == contract.REQUEST_TIMEOUT_S
+    assert GatewaySettings.timeout_s == ocrmypdf.DEFAULT_TIMEOUT_S == contract.UPLOAD_TIMEOUT_S
+    for entry, model in contract.ENTRY_QUEUES.items():
+        policy = Repository(ROOT / "repository").config(model).dynamic_batching.default_queue_policy
+        assert policy.max_queue_size == contract.ENTRY_QUEUE_SIZE, entry
+        assert policy.default_timeout_microseconds == contract.REQUEST_TIMEOUT_S * 1e6, entry
