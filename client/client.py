@@ -34,7 +34,13 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.client.address import TRITON_PORTS, WrongAddress, check_protocol
-from triton_ocr.client.formats import FILE_FORMATS, FORMATS, jsonl_records, render_text
+from triton_ocr.client.formats import (
+    FILE_FORMATS,
+    FORMATS,
+    jsonl_records,
+    render_markdown,
+    render_text,
+)
 from triton_ocr.client.inputs import (
     OUT_SUFFIXES,
     PDF_TEXT_FLAGS,
@@ -60,13 +66,14 @@ class ReadOptions:
     line: bool = False  # each image is one pre-cropped word or line: no detection
     concurrency: int = 1  # requests in flight
     words: bool = False  # word boxes beside the lines
-    out: Path | None = None  # folder for each input's .txt, .json and .hocr
+    out: Path | None = None  # folder for each input's .txt, .json, .md, .alto.xml and .hocr
     overlay: Path | None = None  # folder for one PNG per page, results drawn over it
     overlay_font: Path | None = None  # the overlay's font (None: overlay.WIDE_FONTS, Pillow's)
     resume: bool = False  # skip inputs already in --out, or in the --jsonl file stdout extends
     pdf_dpi: int | None = None  # None: the server's
     progress: bool | None = None  # None: when stderr is a terminal
     pdf_text: str = "skip"  # --format pdf, pages with text: skip, redo or force (PDF_TEXT_FLAGS)
+    headers_footers: bool = False  # --format markdown (and .md): keep running headers, footers
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -127,10 +134,11 @@ def write_whole(path: Path, content: str | bytes) -> None:
     os.replace(partial, path)
 
 
-def save_outputs(out: Path, name: str, document: Document) -> None:
+def save_outputs(out: Path, name: str, document: Document, headers_footers: bool = False) -> None:
     texts = {
         ".txt": document.text + "\n",
         ".json": json.dumps(document.to_dict(), ensure_ascii=False, indent=1) + "\n",
+        ".md": document.to_markdown(headers_footers),
         ".alto.xml": document.to_alto(),
         ".hocr": document.to_hocr(),
     }
@@ -273,7 +281,7 @@ def read_files(options: ReadOptions) -> int:
             document = local.client.read_document(data, word_boxes=words, **parameters)
         document = Document(document.pages, str(path))
         if options.out is not None:
-            save_outputs(options.out, names[path], document)
+            save_outputs(options.out, names[path], document, options.headers_footers)
         if options.overlay is not None:
             save_overlays(options.overlay, names[path], data, document, options.overlay_font)
         return document
@@ -321,6 +329,9 @@ def read_files(options: ReadOptions) -> int:
                     sys.stdout.write(json.dumps(document.to_dict(), ensure_ascii=False) + "\n")
                 elif options.output == "text":
                     sys.stdout.write(render_text(document, len(options.inputs) > 1))
+                elif options.output == "markdown":
+                    several = len(options.inputs) > 1
+                    sys.stdout.write(render_markdown(document, several, options.headers_footers))
                 sys.stdout.flush()
     finally:
         for client in clients:
@@ -366,8 +377,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         dest="output",
         default="text",
         choices=FORMATS,
-        help="text, json (per file), jsonl (per page), hocr, alto or pdf (searchable; the last "
-        "three with --out).",
+        help="text, json (per file), jsonl (per page), markdown, hocr, alto or pdf (searchable; "
+        "the last three with --out).",
     )
     parser.add_argument(
         "--json", dest="output", action="store_const", const="json", help="--format json."
@@ -398,9 +409,14 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         help="Word boxes beside the lines (always with --out, for its ALTO and hOCR).",
     )
     parser.add_argument(
+        "--headers-footers",
+        action="store_true",
+        help="Keep running headers and footers in the Markdown (--format markdown, .md).",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
-        help="Save each file's .txt, .json, .alto.xml and .hocr (and .pdf) in this folder.",
+        help="Save each file's .txt, .json, .md, .alto.xml and .hocr (and .pdf) in this folder.",
     )
     parser.add_argument(
         "--overlay", type=Path, help="Save one PNG per page with the results drawn."

@@ -1,20 +1,22 @@
 """The output formats, one room for every writer that `triton-ocr read` and the REST gateway
-share: which formats there are, each one's media type, and the text and JSON-lines renderings
-of a Document (hOCR, ALTO and the searchable PDF are written by hocr.py, alto.py and pdf.py,
-named here)."""
+share: which formats there are, each one's media type, and the text, Markdown and JSON-lines
+renderings of a Document (Markdown, hOCR, ALTO and the searchable PDF are written by
+markdown.py, hocr.py, alto.py and pdf.py, named here)."""
 
 from __future__ import annotations
 
 import json
 
+from triton_ocr.client.markdown import comment
 from triton_ocr.client.results import Document, Page
 
-FORMATS = ("text", "json", "jsonl", "hocr", "alto", "pdf")
+FORMATS = ("text", "json", "jsonl", "markdown", "hocr", "alto", "pdf")
 FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per file (`read` writes them into --out)
 MEDIA_TYPES = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",
     "text": "text/plain; charset=utf-8",
+    "markdown": "text/markdown; charset=utf-8",
     "hocr": "application/xhtml+xml",
     "alto": "application/xml",
     "pdf": "application/pdf",
@@ -34,6 +36,13 @@ def render_text(document: Document, several: bool) -> str:
         if page.lines:
             parts.append(page.text)
     return "".join(f"{part}\n" for part in parts)
+
+
+def render_markdown(document: Document, several: bool, headers_footers: bool = False) -> str:
+    """The Markdown output (markdown.py), headed by a comment naming the file when there are
+    several files; `headers_footers` keeps running headers and footers."""
+    text = document.to_markdown(headers_footers)
+    return f"{comment(f'file: {document.source}')}\n\n{text}" if several else text
 
 
 def jsonl_records(document: Document) -> str:

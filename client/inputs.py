@@ -21,9 +21,9 @@ IMAGE_SUFFIXES = frozenset(
 )
 DOCUMENT_SUFFIXES = frozenset({".pdf"})
 READABLE_SUFFIXES = IMAGE_SUFFIXES | DOCUMENT_SUFFIXES
-# The files --out writes for each input, beside each other: <name>.txt, .json, .alto.xml and
-# .hocr (written in this order: .hocr last).
-OUT_SUFFIXES = (".txt", ".json", ".alto.xml", ".hocr")
+# The files --out writes for each input, beside each other: <name>.txt, .json, .md, .alto.xml
+# and .hocr (written in this order: .hocr last).
+OUT_SUFFIXES = (".txt", ".json", ".md", ".alto.xml", ".hocr")
 # --format pdf (<name>.pdf in --out), pages of a PDF that already have text: OCRmyPDF's choices
 # (client/pdf.py)
 PDF_TEXT_FLAGS = {

@@ -89,6 +89,8 @@ class Page:
     # it turned back, and every polygon still refers to the page as sent
     rotation: int = 0
     blocks: tuple[Block, ...] = ()  # the lines again, grouped (empty from ensemble_model)
+    # how it was read: "ocr", or "layer" (a PDF page's own text layer, exact, confidence 1)
+    read_from: str = "ocr"
 
     @property
     def text(self) -> str:
@@ -104,6 +106,7 @@ class Page:
             "width": self.width,
             "height": self.height,
             "rotation": self.rotation,
+            "read_from": self.read_from,
             "lines": [line.to_dict() for line in self.lines],
             "blocks": [block.to_dict() for block in self.blocks],
         }
@@ -158,6 +161,14 @@ class Document:
         from .hocr import to_hocr
 
         return to_hocr(self.pages, self.source)
+
+    def to_markdown(self, headers_footers: bool = False) -> str:
+        """This document as Markdown (CommonMark): headings, paragraphs and lists from its
+        blocks in reading order, a comment between pages; running headers and footers left out
+        unless `headers_footers`."""
+        from .markdown import to_markdown
+
+        return to_markdown(self.pages, headers_footers)
 
     def to_alto(self) -> str:
         """This document as one ALTO v4 XML file: pages, blocks, lines and words."""
@@ -276,6 +287,16 @@ def page_rotations(outputs: Mapping[str, np.ndarray | None], pages: int) -> list
     return [int(r) for r in rotations]
 
 
+def page_sources(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[str]:
+    """How each page was read; all "ocr" from a server without the output."""
+    if outputs.get(contract.OCR_OUTPUT_PAGE_SOURCE) is None:
+        return ["ocr"] * pages
+    sources = [as_text(s) for s in column(outputs, contract.OCR_OUTPUT_PAGE_SOURCE).reshape(-1)]
+    if len(sources) != pages or not set(sources) <= set(contract.PAGE_SOURCES):
+        raise ValueError(f"inconsistent response: page sources {sources}")
+    return sources
+
+
 def parse_blocks(
     outputs: Mapping[str, np.ndarray | None], lines: Sequence[TextLine], pages: int
 ) -> list[list[Block]]:
@@ -347,13 +368,14 @@ def parse_ocr_outputs(
     )
 
     rotations = page_rotations(outputs, len(page_image))
+    read_from_of = page_sources(outputs, len(page_image))
     blocks = parse_blocks(outputs, lines, len(page_image))
     # page number k of item i: the k-th page listed for item i
-    sizes: list[list[tuple[int, int, str, int, list[Block]]]] = [[] for _ in range(items)]
-    for item, (width, height), error, rotation, held in zip(
-        page_image, page_size, page_error, rotations, blocks, strict=True
+    sizes: list[list[tuple[int, int, str, int, list[Block], str]]] = [[] for _ in range(items)]
+    for item, (width, height), error, rotation, held, read_from in zip(
+        page_image, page_size, page_error, rotations, blocks, read_from_of, strict=True
     ):
-        sizes[int(item)].append((int(width), int(height), error, rotation, held))
+        sizes[int(item)].append((int(width), int(height), error, rotation, held, read_from))
     found: list[list[list[TextLine]]] = [[[] for _ in pages] for pages in sizes]
     for n, (item, page) in enumerate(zip(image_of, page_of, strict=True)):
         if not (0 <= item < items and 0 <= page < len(sizes[item])):
@@ -366,9 +388,18 @@ def parse_ocr_outputs(
         Document(
             pages=tuple(
                 Page(
-                    number, width, height, tuple(found[item][number]), error, rotation, tuple(held)
+                    number,
+                    width,
+                    height,
+                    tuple(found[item][number]),
+                    error,
+                    rotation,
+                    tuple(held),
+                    read_from,
                 )
-                for number, (width, height, error, rotation, held) in enumerate(sizes[item])
+                for number, (width, height, error, rotation, held, read_from) in enumerate(
+                    sizes[item]
+                )
             ),
             source=sources[item] if sources is not None else None,
         )

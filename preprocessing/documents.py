@@ -45,6 +45,7 @@ from .header import (
     orientation_of,
     stored_size,
 )
+from .text_layer import TextLayer, read_text_layer
 
 if TYPE_CHECKING:  # Image.open imports its plugins when it needs them
     from PIL import TiffImagePlugin
@@ -92,6 +93,11 @@ class Pages:
 
     def size(self, index: int) -> tuple[int, int]:
         raise NotImplementedError
+
+    def text_layer(self, index: int, mode: str) -> TextLayer | None:
+        """Page `index`'s text layer when it is read from it (`mode`: Documents.pdf_text),
+        else None: the page is rendered or decoded and OCRed. Only PDF pages have one."""
+        return None
 
     def close(self) -> None:
         """Free what the pages hold (pdfium's document, Pillow's open file)."""
@@ -215,6 +221,21 @@ class PdfPages(Pages):
             except pdfium.PdfiumError as exc:
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
         return self._pixel_size(index, width_pt, height_pt)
+
+    def text_layer(self, index: int, mode: str) -> TextLayer | None:
+        if mode == "ocr":
+            return None
+        self._check_index(index)
+        with PDFIUM_LOCK:
+            try:
+                page = self._document().get_page(index)
+            except pdfium.PdfiumError as exc:
+                raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
+            try:
+                width, height = self._pixel_size(index, page.get_width(), page.get_height())
+                return read_text_layer(page, width, height, mode)
+            finally:
+                page.close()
 
     def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         self._check_index(index)

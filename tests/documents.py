@@ -1,4 +1,4 @@
-"""Documents made in memory for tests: PDFs (Pillow, pikepdf, pdfium) and multi-page TIFFs.
+"""Documents made in memory for tests: PDFs (Pillow, pikepdf, pdfium, fpdf2) and multi-page TIFFs.
 
 Nothing is written to disk; every maker returns the encoded bytes.
 """
@@ -9,6 +9,8 @@ import io
 
 import pikepdf
 import pypdfium2 as pdfium
+from fpdf import FPDF
+from fpdf.enums import TextMode
 from PIL import Image, ImageDraw, ImageFont, TiffImagePlugin
 
 ORIENTATION_TAG = 274  # EXIF/TIFF Orientation
@@ -82,4 +84,39 @@ def many_pages_pdf(n: int, size: tuple[float, float] = (100, 100)) -> bytes:
         pdf.save(buffer)
     finally:
         pdf.close()
+    return buffer.getvalue()
+
+
+# the words of born_digital_pdf's page, as a person reads them: the heading, then each column
+BORN_DIGITAL_HEADING = "Reading born-digital pages"
+BORN_DIGITAL_COLUMNS = (
+    ("The text layer of a page holds", "its exact words, and reading", "them costs no network."),
+    ("A scanned page has none, so", "the service reads it by OCR", "as it always has done."),
+)
+
+
+def born_digital_pdf(
+    text_mode: TextMode = TextMode.FILL, picture: Image.Image | None = None, rotate: int = 0
+) -> bytes:
+    """A page of drawn text as a word processor writes it (fpdf2): a heading over two columns.
+    `text_mode` INVISIBLE gives OCR text as OCRmyPDF lays it under a scan, `picture` is drawn
+    over the whole page first, `rotate` sets the page's /Rotate."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    if picture is not None:
+        pdf.image(picture, 0, 0, pdf.w, pdf.h)
+    pdf.text_mode = text_mode
+    pdf.set_font("Helvetica", size=20)
+    pdf.text(72, 90, BORN_DIGITAL_HEADING)
+    pdf.set_font("Helvetica", size=11)
+    for column, x in zip(BORN_DIGITAL_COLUMNS, (72, 320), strict=True):
+        for k, line in enumerate(column):
+            pdf.text(x, 140 + 16 * k, line)
+    made = bytes(pdf.output())
+    if not rotate:
+        return made
+    with pikepdf.open(io.BytesIO(made)) as document:
+        document.pages[0].Rotate = rotate
+        buffer = io.BytesIO()
+        document.save(buffer)
     return buffer.getvalue()

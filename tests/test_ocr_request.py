@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.documents import BORN_DIGITAL_COLUMNS, BORN_DIGITAL_HEADING, born_digital_pdf
 from tests.samples import render_blank
 from tests.test_pipeline import dark_is_text, settings, upright, upright_page
 from triton_ocr.errors import InvalidRequest
@@ -92,3 +93,23 @@ def test_a_request_past_its_callers_timeout_stops_and_says_whose_limit_it_was():
     with pytest.raises(RequestTimeout, match="the timeout the request was sent with"):
         read([render_blank()], slow, caller_s=0.2)
     assert time.monotonic() - started < 5  # stopped, not waited out
+
+
+def test_a_born_digital_page_is_read_from_its_text_layer_without_a_network():
+    """pdf_text auto: drawn text is read from the layer (no network called), its lines in
+    reading order, block by block, with words when asked; pdf_text ocr reads it by OCR."""
+    chosen = settings()
+    chosen = dataclasses.replace(chosen, words=dataclasses.replace(chosen.words, word_boxes=True))
+    (page,) = read([born_digital_pdf()], REFUSED, chosen)
+    assert page.source == "layer" and page.error == ""
+    assert page.texts.texts == [BORN_DIGITAL_HEADING, *(t for c in BORN_DIGITAL_COLUMNS for t in c)]
+    assert page.texts.scores.tolist() == [1.0] * 7
+    assert page.texts.line_block.tolist() == sorted(page.texts.line_block.tolist())
+    assert len(page.texts.block_quads) == 3  # the heading, each column
+    assert page.texts.words is not None
+    assert " ".join(page.texts.words.texts) == " ".join(page.texts.texts)
+    ocr = dataclasses.replace(
+        chosen, documents=dataclasses.replace(chosen.documents, pdf_text="ocr")
+    )
+    (page,) = read([born_digital_pdf()], NETWORKS, ocr)
+    assert page.source == "ocr"

@@ -86,12 +86,17 @@ OCR_OUTPUT_PAGE_ERROR = "page_error"
 # INT32 [P]: per page, the degrees (0, 90, 180, 270) its content was turned clockwise, which
 # the service turned back before reading it (polygons still refer to the page as sent)
 OCR_OUTPUT_PAGE_ROTATION = "page_rotation"
+# BYTES [P]: per page, how it was read: "ocr", or "layer" (a PDF page's own text layer,
+# request parameter pdf_text)
+OCR_OUTPUT_PAGE_SOURCE = "page_source"
+PAGE_SOURCES = ("ocr", "layer")
 OCR_PAGE_OUTPUTS = (
     OCR_OUTPUT_PAGE_INDEX,
     OCR_OUTPUT_PAGE_IMAGE,
     OCR_OUTPUT_PAGE_SIZE,
     OCR_OUTPUT_PAGE_ERROR,
     OCR_OUTPUT_PAGE_ROTATION,
+    OCR_OUTPUT_PAGE_SOURCE,
 )
 # Blocks (columns, paragraphs, regions): lines come in reading order, block by block.
 OCR_OUTPUT_LINE_BLOCK = "line_block"  # INT32 [N]: per line, its block among the B blocks

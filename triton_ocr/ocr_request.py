@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.pipeline import Networks, open_pages, read_page_async
+from triton_ocr.pipeline import Networks, open_pages, read_layer, read_page_async
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
 from triton_ocr.settings import ManyImages, PipelineSettings
@@ -33,6 +33,7 @@ class PageRead:
     size: tuple[int, int]
     texts: Texts = field(default_factory=Texts.empty)
     error: str = ""
+    source: str = "ocr"  # how it was read: "ocr", or "layer" (a PDF page's text layer)
 
 
 def check_item_count(count: int, many: ManyImages) -> None:
@@ -74,7 +75,7 @@ async def read_request(
                 raise InvalidRequest(f"image {index}: {exc}") from exc
             readers.append(PageReader(opened, f"ocr-item-{index}"))
         pages = [(i, p) for i, reader in enumerate(readers) for p in range(reader.count)]
-        limit = settings.documents.max_pages
+        limit, pdf_text = settings.documents.max_pages, settings.documents.pdf_text
         if len(pages) > limit:
             raise InvalidRequest(
                 f"the request holds {len(pages)} pages; at most {limit} per request"
@@ -84,6 +85,14 @@ async def read_request(
             reader = readers[index]
             async with slots:
                 try:
+                    layer = (
+                        await reader.text_layer(page, pdf_text, many.page_timeout_s)
+                        if reader.kind == "pdf"
+                        else None
+                    )
+                    if layer is not None:
+                        texts = read_layer(layer, settings.blocks, settings.words.word_boxes)
+                        return PageRead(index, page, layer.size, texts, source="layer")
                     image = await reader.page(page, many.page_timeout_s)
                 except InvalidRequest as exc:  # documents name the page (1-based) themselves
                     if reader.kind == "image":

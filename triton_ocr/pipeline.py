@@ -37,7 +37,7 @@ from triton_ocr.postprocessing.page_orientation import (
     upright_at_first_look,
 )
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
-from triton_ocr.postprocessing.words import text_words
+from triton_ocr.postprocessing.words import Words, text_words
 from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.detection import detection_input
@@ -46,6 +46,7 @@ from triton_ocr.preprocessing.documents import open_pages as open_document
 from triton_ocr.preprocessing.orientation import classifier_input, turn_over
 from triton_ocr.preprocessing.page_orientation import page_classifier_input, turn_upright
 from triton_ocr.preprocessing.recognition import recognition_groups, recognizer_rows
+from triton_ocr.preprocessing.text_layer import TextLayer
 from triton_ocr.settings import (
     Blocks,
     Boxes,
@@ -395,6 +396,31 @@ async def read_page_async(image: Image, settings: PipelineSettings, networks: Ne
         best, located.quads, s.alphabet, s.text_filter, located.rival, located, s.words.word_boxes
     )
     return texts.turned_back(upright.rotation, height_width(page))
+
+
+def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
+    """A PDF page's text layer (preprocessing.text_layer) -> texts as OCR gives them: its lines
+    in reading order, block by block, with their words when `word_boxes` asks; every
+    confidence 1."""
+    if not layer.lines:
+        return Texts.empty()
+    quads = np.stack([line.quad for line in layer.lines]).astype(np.float32)
+    layout = page_layout(quads, blocks)
+    lines = [layer.lines[i] for i in layout.order]
+    found = Texts(
+        [line.text for line in lines], quads[layout.order], np.ones(len(lines), np.float32)
+    ).with_blocks(layout.block)
+    if not word_boxes:
+        return found
+    words = [(word, k) for k, line in enumerate(lines) for word in line.words]
+    return found.with_words(
+        Words(
+            [word.text for word, _ in words],
+            np.stack([word.quad for word, _ in words]).astype(np.float32),
+            np.ones(len(words), np.float32),
+            np.array([k for _, k in words], np.int32),
+        )
+    )
 
 
 async def read_image_async(data: bytes, settings: PipelineSettings, networks: Networks) -> Texts:

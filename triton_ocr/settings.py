@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 SINGLE_LINE_MODES = ("auto", "always", "never")
 PAGE_ORIENTATION_MODES = ("auto", "off")
+# a PDF page read from its text layer or by OCR (preprocessing/text_layer.py)
+PDF_TEXT_MODES = ("auto", "layer", "ocr")
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -286,8 +288,12 @@ class Documents:
     pdf_dpi: int  # resolution PDF pages are rendered at (a request may ask for another)
     max_pdf_dpi: int  # the highest pdf_dpi a request may ask for
     max_pages: int  # pages per request, all items together; more is an INVALID_ARG
+    # a PDF page's text: auto (its drawn text layer where it has one), layer, or ocr; the
+    # server's comes from the ocr config (who only renders pages leaves it)
+    pdf_text: str = "auto"
 
     def __post_init__(self) -> None:
+        _check_choice("pdf_text", self.pdf_text, PDF_TEXT_MODES)
         if not 1 <= self.pdf_dpi <= self.max_pdf_dpi:
             raise ValueError(
                 f"pdf_dpi must be between 1 and max_pdf_dpi ({self.max_pdf_dpi}), not "

@@ -69,7 +69,15 @@ def test_no_lines_at_all_still_gives_every_page():
     assert document.to_dict() == {
         "file": None,
         "pages": [
-            {"page": 1, "width": 100, "height": 50, "rotation": 0, "lines": [], "blocks": []}
+            {
+                "page": 1,
+                "width": 100,
+                "height": 50,
+                "rotation": 0,
+                "read_from": "ocr",
+                "lines": [],
+                "blocks": [],
+            }
         ],
     }
 
@@ -154,6 +162,7 @@ def test_a_page_not_read_carries_its_error_everywhere():
         "width": 0,
         "height": 0,
         "rotation": 0,
+        "read_from": "ocr",
         "lines": [],
         "blocks": [],
         "error": "page 2: cannot read PDF page",

@@ -6,18 +6,29 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import numpy as np
+import pypdfium2 as pdfium
 import pytest
+from fpdf.enums import TextMode
 from PIL import Image
 from shapely.geometry import Polygon, box
 from tritonclient.utils import InferenceServerException
 
-from tests.documents import encrypted_pdf, make_pdf, make_tiff
+from tests.documents import (
+    BORN_DIGITAL_COLUMNS,
+    BORN_DIGITAL_HEADING,
+    born_digital_pdf,
+    encrypted_pdf,
+    make_pdf,
+    make_tiff,
+    text_page,
+)
 from tests.e2e.conftest import Endpoints
 from tests.samples import word_ink_boxes
 from triton_ocr import contract
@@ -96,6 +107,38 @@ def test_pdf_dpi_is_a_request_parameter(server: Endpoints, folder):
             client.read_document(root / "report.pdf", pdf_dpi=601)
     assert [(p.width, p.height) for p in document.pages] == [(1520, 440)] * 3
     assert page_texts(document) == expected["report.pdf"]
+
+
+def test_a_born_digital_page_is_read_from_its_text_layer(server: Endpoints):
+    """pdf_text auto: the page's drawn text comes back as its layer holds it, in reading order,
+    its words where pdfium puts them on the rendered page, read_from "layer"; pdf_text=ocr
+    reads the same page by OCR; a scan with OCR text under it is OCRed; a bad pdf_text is
+    refused naming its choices."""
+    data = born_digital_pdf()
+    document_pdf = pdfium.PdfDocument(data)
+    exact = document_pdf[0].get_textpage().get_text_range().split()
+    document_pdf.close()
+    with OcrClient(server.grpc, "grpc") as client:
+        layer = client.read_document(data, word_boxes=True)
+        ocr = client.read_document(data, pdf_text="ocr")
+        scan = client.read_document(
+            born_digital_pdf(TextMode.INVISIBLE, text_page("Scanned", (595, 842), 48))
+        )
+        with pytest.raises(
+            InferenceServerException,
+            match="pdf_text='both' is out of range: it must be 'auto' or 'layer' or 'ocr'",
+        ):
+            client.read_document(data, pdf_text="both")
+    (page,) = layer.pages
+    assert page.read_from == "layer" and [line.score for line in page.lines] == [1.0] * 7
+    assert [w.text for line in page.lines for w in line.words] == exact
+    assert [line.text for line in page.lines] == [
+        BORN_DIGITAL_HEADING,
+        *(line for column in BORN_DIGITAL_COLUMNS for line in column),
+    ]
+    assert len(page.blocks) == 3 and (page.width, page.height) == (ocr[0].width, ocr[0].height)
+    assert ocr[0].read_from == "ocr" and "born-digital" in ocr[0].text
+    assert scan[0].read_from == "ocr" and "Scanned" in scan[0].text
 
 
 def test_word_boxes_fall_on_the_rendered_words(server: Endpoints):
@@ -290,6 +333,12 @@ def test_read_writes_hocr_and_json_that_agree_and_resumes(server: Endpoints, fol
             e.get("CONTENT") for e in alto.iter("{http://www.loc.gov/standards/alto/ns-v4#}String")
         ]
         assert strings == [w["text"] for w in words]
+        # Markdown beside them: its words are the lines' (the rendered pages have no running
+        # heads), a page marker before each page but the first
+        markdown = (out / f"{name}.md").read_text()
+        shown = re.sub(r"<!-- page \d+ -->", " ", markdown).replace("\\\n", " ")
+        assert shown.split() == " ".join(line["text"] for line in lines).split()
+        assert markdown.count("<!-- page ") == len(pages) - 1
     # a second run with --resume reads only what is missing
     (out / "report.hocr").unlink()
     again = run_read(str(root), "--url", server.http, "--out", str(out), "--resume", "--json",

@@ -19,8 +19,16 @@ from xml.etree import ElementTree
 import pikepdf
 import pypdfium2 as pdfium
 import pytest
+from markdown_it import MarkdownIt
 
-from tests.documents import make_pdf, text_page
+from tests.documents import (
+    BORN_DIGITAL_COLUMNS,
+    BORN_DIGITAL_HEADING,
+    born_digital_pdf,
+    make_pdf,
+    text_page,
+)
+from tests.samples import layout_page
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.serving.flags import free_ports
@@ -206,6 +214,35 @@ def test_documents_as_hocr_alto_and_searchable_pdf(gateway, two_pages):
     document = pdfium.PdfDocument(io.BytesIO(answer).getvalue())
     assert "second page here" in document[1].get_textpage().get_text_range()
     document.close()
+
+
+def test_markdown_reads_a_page_as_people_do(gateway, two_pages):
+    """A headline over two columns between a running head and a foot: the headline a heading,
+    each column's text one paragraph going on across the gutter, head and foot left out unless
+    asked for; a PDF's pages marked; CommonMark a parser reads."""
+    page = layout_page("headline")
+    status, headers, answer = call(f"{gateway}/v1/ocr?format=markdown", page.png, "image/png")
+    assert status == 200 and headers["Content-Type"].startswith("text/markdown")
+    markdown = answer.decode()
+    blocks = markdown.strip().split("\n\n")
+    assert blocks[0] == "# Reading pages the way people do"
+    assert len(blocks) == 2 and blocks[1].startswith("Serving models close to the data")
+    assert "Journal of Served Models" not in markdown and "Printed in Berlin" not in markdown
+    parsed = [t.type for t in MarkdownIt("commonmark").parse(markdown)]
+    assert parsed.count("heading_open") == 1 and parsed.count("paragraph_open") == 1
+    query = "format=markdown&headers_footers=true"
+    status, _, answer = call(f"{gateway}/v1/ocr?{query}", page.png, "image/png")
+    assert status == 200 and "Printed in Berlin" in answer.decode()
+    status, _, answer = call(f"{gateway}/v1/ocr?format=markdown", two_pages, "application/pdf")
+    assert status == 200 and "<!-- page 2 -->" in answer.decode()
+    # a born-digital page, read from its text layer: its heading and its two columns' text
+    pdf = born_digital_pdf()
+    status, _, answer = call(f"{gateway}/v1/ocr?format=markdown", pdf, "application/pdf")
+    assert status == 200
+    assert answer.decode().strip().split("\n\n") == [
+        f"# {BORN_DIGITAL_HEADING}",
+        *(" ".join(column) for column in BORN_DIGITAL_COLUMNS),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from triton_ocr.gateway.app import Problem, query_parameters, query_value
+from triton_ocr.gateway.app import Problem, Query, query_parameters, query_value
 from triton_ocr.gateway.uploads import UploadError, bounded_body, files_of
 
 
@@ -67,9 +67,17 @@ def test_query_parameters_become_the_ocr_parameters():
         0.5,
         "auto",
     ]
-    chosen, words, parameters = query_parameters([("format", "hocr"), ("text_score", "0.4")])
-    assert (chosen, words, parameters) == ("hocr", True, {"text_score": 0.4})  # hOCR has words
-    for query in ([("format", "docx")], [("words", "maybe")], [("pdf_dpi", "1"), ("pdf_dpi", "2")]):
+    query = query_parameters([("format", "hocr"), ("text_score", "0.4")])
+    assert query == Query("hocr", True, False, {"text_score": 0.4})  # hOCR has words
+    query = query_parameters([("format", "markdown"), ("headers_footers", "true")])
+    assert query == Query("markdown", False, True, {})
+    refused_queries = (
+        [("format", "docx")],
+        [("words", "maybe")],
+        [("headers_footers", "1")],
+        [("pdf_dpi", "1"), ("pdf_dpi", "2")],
+    )
+    for query in refused_queries:
         with pytest.raises(Problem) as refused:
             query_parameters(query)
         assert refused.value.status == 400

@@ -10,7 +10,12 @@ from typing import Any, cast
 
 from triton_ocr.config.parse import convert_value, field_types
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.settings import PAGE_ORIENTATION_MODES, SINGLE_LINE_MODES, PipelineSettings
+from triton_ocr.settings import (
+    PAGE_ORIENTATION_MODES,
+    PDF_TEXT_MODES,
+    SINGLE_LINE_MODES,
+    PipelineSettings,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ REQUEST_PARAMETERS: dict[str, Range] = {
     "merge_iou": FRACTION,
     "nms_iou": FRACTION,
     "pdf_dpi": Range(36, server="max_pdf_dpi"),
+    "pdf_text": Range(choices=PDF_TEXT_MODES),
     "word_boxes": BOOL,
     "page_orientation": Range(choices=PAGE_ORIENTATION_MODES),
 }

@@ -44,6 +44,7 @@ from triton_ocr.client.formats import (  # the formats `read` writes: the same h
     MEDIA_TYPES,
     jsonl_records,
     page_record,
+    render_markdown,
     render_text,
 )
 from triton_ocr.client.ocr_client import is_overload
@@ -90,8 +91,25 @@ def query_value(text: str) -> Any:
     return text
 
 
-def query_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[str, Any]]:
-    """format, words and the `ocr` request parameters of a query string."""
+@dataclass(frozen=True)
+class Query:
+    """What a POST /v1/ocr query string asks for."""
+
+    format: str
+    words: bool  # word boxes (always for the formats that hold them)
+    headers_footers: bool  # markdown: keep running headers and footers
+    parameters: dict[str, Any]  # the `ocr` request parameters
+
+
+def query_flag(given: dict[str, str], name: str) -> bool:
+    value = query_value(given.pop(name, "false"))
+    if not isinstance(value, bool):
+        raise Problem(400, f"{name} must be true or false, not {value!r}")
+    return value
+
+
+def query_parameters(query: Sequence[tuple[str, str]]) -> Query:
+    """format, words, headers_footers and the `ocr` request parameters of a query string."""
     given = dict(query)
     if len(given) != len(query):
         repeated = sorted({name for name, _ in query if [n for n, _ in query].count(name) > 1})
@@ -99,12 +117,12 @@ def query_parameters(query: Sequence[tuple[str, str]]) -> tuple[str, bool, dict[
     chosen = given.pop("format", "json")
     if chosen not in FORMATS:
         raise Problem(400, f"format must be one of {', '.join(FORMATS)}, not {chosen!r}")
-    words = query_value(given.pop("words", "false"))
-    if not isinstance(words, bool):
-        raise Problem(400, f"words must be true or false, not {words!r}")
-    return (
+    words = query_flag(given, "words")
+    headers_footers = query_flag(given, "headers_footers")
+    return Query(
         chosen,
         words or chosen in FILE_FORMATS,
+        headers_footers,
         {name: query_value(value) for name, value in given.items()},
     )
 
@@ -266,14 +284,16 @@ def ocr_router(
             "parameters": [
                 {"name": "format", "in": "query", "schema": {"enum": list(FORMATS)}},
                 {"name": "words", "in": "query", "schema": {"type": "boolean"}},
+                {"name": "headers_footers", "in": "query", "schema": {"type": "boolean"}},
             ],
         },
     )
     async def ocr(request: Request) -> Response:
         """Read the uploaded files (multipart `file` parts, or one raw body): `format` json (the
         `read --json` document; a list for several files), jsonl (a page per line, as each file
-        is read), text, hocr, alto or pdf (one file); `words=true` for word boxes; any other
-        query parameter is an `ocr` request parameter (docs/api.md)."""
+        is read), text, markdown (`headers_footers=true` keeps running headers and footers),
+        hocr, alto or pdf (one file); `words=true` for word boxes; any other query parameter is
+        an `ocr` request parameter (docs/api.md)."""
         start = time.perf_counter()
         chosen = request.query_params.get("format", "json")
         try:
@@ -292,7 +312,8 @@ def ocr_router(
 
 
 async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrClient) -> Response:
-    chosen, words, parameters = query_parameters(request.query_params.multi_items())
+    query = query_parameters(request.query_params.multi_items())
+    chosen, parameters = query.format, query.parameters
     try:
         limit = settings.max_body_bytes or (await client.limits()).max_image_bytes
     except Exception as exc:  # noqa: BLE001
@@ -304,15 +325,18 @@ async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrCl
     if chosen == "pdf":
         return await searchable(client, files[0], parameters)
     if chosen == "jsonl":
-        return await jsonl_answer(client, files, words, parameters)
-    documents = await read(client, [data for _, data in files], words, parameters)
+        return await jsonl_answer(client, files, query.words, parameters)
+    documents = await read(client, [data for _, data in files], query.words, parameters)
     documents = [Document(d.pages, name) for d, (name, _) in zip(documents, files, strict=True)]
+    several = len(documents) > 1
     if chosen == "json":
         found = [document.to_dict() for document in documents]
         return JSONResponse(found[0] if len(found) == 1 else found)
     if chosen == "text":
-        text = "".join(render_text(document, len(documents) > 1) for document in documents)
-        return PlainTextResponse(text)
+        return PlainTextResponse("".join(render_text(d, several) for d in documents))
+    if chosen == "markdown":
+        text = "\n".join(render_markdown(d, several, query.headers_footers) for d in documents)
+        return Response(text, media_type=MEDIA_TYPES[chosen])
     rendered = documents[0].to_hocr() if chosen == "hocr" else documents[0].to_alto()
     return Response(rendered, media_type=MEDIA_TYPES[chosen])
 

@@ -15,7 +15,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -34,6 +34,8 @@ class OpenedPages(Protocol):
     def page(self, index: int, stop: Callable[[], bool] | None = None) -> np.ndarray: ...
 
     def size(self, index: int) -> tuple[int, int]: ...
+
+    def text_layer(self, index: int, mode: str) -> Any: ...
 
     def close(self) -> None: ...
 
@@ -72,6 +74,18 @@ class PageReader:
         finally:
             stop.set()  # done, timed out or cancelled: in every case nobody waits any more
             self._stops.discard(stop)
+
+    async def text_layer(self, index: int, mode: str, timeout_s: float) -> Any:
+        """Page `index`'s text layer, or None where it is OCRed (Pages.text_layer), or
+        PageTimeout after `timeout_s`."""
+        call = self._thread.submit(self.pages.text_layer, index, mode)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(call), timeout_s)
+        except asyncio.TimeoutError as exc:
+            raise PageTimeout(
+                f"page {index + 1}: reading its text layer took longer than {timeout_s:g} s "
+                "(page_timeout_s)"
+            ) from exc
 
     async def size(self, index: int) -> tuple[int, int]:
         """Page `index`'s size (read from its header or page dictionary, in the item's thread)."""

@@ -108,6 +108,7 @@ def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
         contract.OCR_OUTPUT_PAGE_SIZE: np.array([p.size for p in pages], np.int32).reshape(-1, 2),
         contract.OCR_OUTPUT_PAGE_ERROR: encoded([page.error for page in pages]),
         contract.OCR_OUTPUT_PAGE_ROTATION: np.array([r.rotation for r in results], np.int32),
+        contract.OCR_OUTPUT_PAGE_SOURCE: encoded([page.source for page in pages]),
         contract.OCR_OUTPUT_WORD_TEXT: encoded([t for w in words for t in w.texts]),
         contract.OCR_OUTPUT_WORD_POLYGONS: np.concatenate([w.quads for w in words]),
         contract.OCR_OUTPUT_WORD_SCORES: np.concatenate([w.scores for w in words]),

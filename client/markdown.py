@@ -1,0 +1,371 @@
+"""Markdown out: a document's pages as a person reads them, for search and language models.
+
+From the blocks the service returns in reading order: a block of a few lines set larger than
+the document's body text is a heading (levels by size, largest first); a block whose first
+line starts with a bullet or a number is a list; any other block is a paragraph, its lines
+joined (a word split by a hyphen at a line end joined again; running text going on in the next
+column joined to it), or, when its rows hold lines set apart (a price beside its item), its
+rows kept with hard line breaks. Running headers and footers (a short row alone at a page's top
+or bottom edge that holds a page number, is set smaller than the body, or recurs on another
+page) are left out unless asked for. An HTML comment names each page after the first. Every
+word is a word the service read: the text is escaped so that Markdown reads it as text, and
+only list and heading markers are added (a bullet glyph the service read becomes the list's).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .alto import hyphen_split
+from .hocr import LineLike, PageLike
+
+Polygon = Sequence[Sequence[float]]
+# a heading's lines are at least this much taller than the body's, a new heading level this
+# much smaller than the one above it
+HEADING_RATIO = 1.3
+LEVEL_STEP = 0.85
+HEADING_MOST_LINES, HEADING_MOST_WORDS = 3, 15
+# running headers and footers: one short line, no taller than the body's, within this share
+# of the page's height from its top or bottom edge, on a page with this many other lines
+EDGE_SHARE = 0.1
+FURNITURE_MOST_WORDS, FURNITURE_LEAST_OTHERS = 12, 5
+SMALLER = 0.9  # a running head or foot is set this much smaller than the body, or less
+# a block is running text when each row but its last spans this share of its width, and no
+# row has a gap wider than this many line heights between two of its lines
+PROSE_SHARE, COLUMN_GAP = 0.75, 1.5
+# a paragraph that ends without one of these and a next one that starts lower case are one
+# (running text going on in the next column)
+SENTENCE_ENDS = '.!?:;…"”’)]'
+PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
+BULLET = re.compile(r"^([•·‣▪▫●○◦■□➢►▶✓✔*+\-–—])\s+(?=\S)")
+NUMBERED = re.compile(r"^(\d{1,3})([.)])\s+(?=\S)")
+LETTERED = re.compile(r"^(\(?[a-zA-Z0-9]{1,3}\))\s+(?=\S)")
+# characters Markdown could read as markup anywhere in a line, and at its start
+INLINE = re.compile(r"([\\`*_\[\]<>|~])")
+ENTITY = re.compile(r"&(?=#?\w+;)")
+LEADING = re.compile(r"^(#{1,6}(?=\s|$)|[+\-=>]|\d{1,9}[.)](?=\s|$))")
+
+
+@dataclass(frozen=True)
+class Group:
+    """A block's lines, or a line alone on a page without blocks (ensemble_model's)."""
+
+    lines: tuple[LineLike, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+
+def groups_of(page: PageLike) -> list[Group]:
+    if page.blocks:
+        return [Group(tuple(block.lines)) for block in page.blocks]
+    return [Group((line,)) for line in page.lines]
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """A block and what it reads as."""
+
+    kind: str  # heading, list, paragraph or furniture
+    block: Group
+    height: float  # its lines' mean height (pixels)
+
+
+def line_height(polygon: Polygon) -> float:
+    """The height of a line's box: the mean of its left and right edges (tl-bl, tr-br)."""
+    (tlx, tly), (trx, try_), (brx, bry), (blx, bly) = polygon
+    return (math.hypot(blx - tlx, bly - tly) + math.hypot(brx - trx, bry - try_)) / 2
+
+
+def body_height(pages: Sequence[PageLike]) -> float:
+    """The height of the text most of the document is set in: the median line height, each
+    line counted once per character, so that a few big lines do not move it."""
+    heights = sorted(
+        (line_height(line.polygon), len(line.text)) for page in pages for line in page.lines
+    )
+    total = sum(weight for _, weight in heights)
+    seen = 0
+    for height, weight in heights:
+        seen += weight
+        if seen * 2 >= total:
+            return height
+    return 0.0
+
+
+def edge_text(text: str) -> str:
+    """A header's or footer's text with its numbers left out (a running head keeps its words,
+    its page number changes)."""
+    return re.sub(r"\d+", "#", " ".join(text.split())).casefold()
+
+
+def block_box(block: Group) -> tuple[float, float]:
+    ys = [y for line in block.lines for _, y in line.polygon]
+    return min(ys), max(ys)
+
+
+def rows_of(lines: Sequence[LineLike]) -> list[list[LineLike]]:
+    """A block's lines in rows: a line whose middle lies within half a line's height of the
+    row's joins it (a price beside its item, a page number beside a running head)."""
+    rows: list[list[LineLike]] = []
+    for line in lines:
+        middle = sum(y for _, y in line.polygon) / 4
+        last = rows[-1][-1] if rows else None
+        if (
+            last
+            and abs(sum(y for _, y in last.polygon) / 4 - middle) <= line_height(last.polygon) / 2
+        ):
+            rows[-1].append(line)
+        else:
+            rows.append([line])
+    return rows
+
+
+def row_gaps(row: Sequence[LineLike]) -> list[float]:
+    """The gaps between a row's lines, left to right, in their heights."""
+    spans = sorted(
+        (min(x for x, _ in line.polygon), max(x for x, _ in line.polygon), line) for line in row
+    )
+    return [
+        (right[0] - left[1]) / max(line_height(left[2].polygon), 1.0)
+        for left, right in zip(spans, spans[1:], strict=False)
+    ]
+
+
+def prose(block: Group) -> bool:
+    """Whether a block is running text: no row set apart in columns (a price beside its item),
+    each row filling the block's width but the last. Else it is read row by row (a receipt,
+    an address, a list of figures)."""
+    rows = rows_of(block.lines)
+    if any(gap > COLUMN_GAP for row in rows for gap in row_gaps(row)):
+        return False
+    xs = [x for line in block.lines for x, _ in line.polygon]
+    width = max(xs) - min(xs)
+    spans = [
+        max(x for line in row for x, _ in line.polygon)
+        - min(x for line in row for x, _ in line.polygon)
+        for row in rows
+    ]
+    return all(span >= PROSE_SHARE * width for span in spans[:-1])
+
+
+def edge_blocks(page: PageLike, groups: Sequence[Group], body: float) -> set[int]:
+    """The indices of `page`'s blocks that sit alone at its top or bottom edge: one short line,
+    no taller than the body's, in the edge band, with nothing of the rest beyond it."""
+    if not groups or page.height <= 0:
+        return set()
+
+    def candidate(block: Group) -> bool:
+        top, bottom = block_box(block)
+        near = top <= page.height * EDGE_SHARE or bottom >= page.height * (1 - EDGE_SHARE)
+        return (
+            near
+            and len(rows_of(block.lines)) == 1
+            and len(block.text.split()) <= FURNITURE_MOST_WORDS
+            and max(line_height(line.polygon) for line in block.lines) <= body * 1.1
+        )
+
+    found = {i for i, block in enumerate(groups) if candidate(block)}
+    rest = [groups[i] for i in range(len(groups)) if i not in found]
+    if sum(len(block.lines) for block in rest) < FURNITURE_LEAST_OTHERS:
+        return set()
+    content_top = min((block_box(b)[0] for b in rest), default=page.height)
+    content_bottom = max((block_box(b)[1] for b in rest), default=0.0)
+    return {
+        i
+        for i in found
+        if block_box(groups[i])[1] <= content_top or block_box(groups[i])[0] >= content_bottom
+    }
+
+
+def furniture(
+    pages: Sequence[PageLike], groups: Sequence[Sequence[Group]], body: float
+) -> list[set[int]]:
+    """Per page, the indices of its running headers and footers: a short row alone at an edge
+    that holds a page number, is set smaller than the body, or whose words recur at an edge of
+    another page."""
+    edges = [edge_blocks(page, held, body) for page, held in zip(pages, groups, strict=True)]
+    recurring = Counter(
+        edge_text(held[i].text) for held, found in zip(groups, edges, strict=True) for i in found
+    )
+
+    def running(block: Group) -> bool:
+        return (
+            recurring[edge_text(block.text)] > 1
+            or any(PAGE_NUMBER.match(line.text.strip()) for line in block.lines)
+            or max(line_height(line.polygon) for line in block.lines) <= body * SMALLER
+        )
+
+    return [
+        {i for i in found if running(held[i])} for held, found in zip(groups, edges, strict=True)
+    ]
+
+
+def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
+    """Each page's blocks (or lines, on a page without blocks), with what each reads as."""
+    body = body_height(pages)
+    groups = [groups_of(page) for page in pages]
+    left_out = furniture(pages, groups, body)
+    shaped = []
+    for held, edges in zip(groups, left_out, strict=True):
+        found = []
+        for i, block in enumerate(held):
+            if not block.lines:
+                continue
+            height = sum(line_height(line.polygon) for line in block.lines) / len(block.lines)
+            words = sum(len(line.text.split()) for line in block.lines)
+            if i in edges:
+                kind = "furniture"
+            elif (
+                body > 0
+                and height >= body * HEADING_RATIO
+                and len(block.lines) <= HEADING_MOST_LINES
+                and words <= HEADING_MOST_WORDS
+            ):
+                kind = "heading"
+            elif list_marker(block.lines[0].text):
+                kind = "list"
+            else:
+                kind = "paragraph"
+            found.append(Shaped(kind, block, height))
+        shaped.append(found)
+    return shaped
+
+
+def heading_levels(shaped: Sequence[Sequence[Shaped]]) -> dict[float, int]:
+    """Heading heights -> levels: the largest are level 1, and a height this much smaller than
+    the largest of its level starts the next (at most 6)."""
+    heights = sorted(
+        {s.height for page in shaped for s in page if s.kind == "heading"}, reverse=True
+    )
+    levels: dict[float, int] = {}
+    level, first = 1, heights[0] if heights else 0.0
+    for height in heights:
+        if height < first * LEVEL_STEP:
+            level, first = min(level + 1, 6), height
+        levels[height] = level
+    return levels
+
+
+def list_marker(text: str) -> re.Match[str] | None:
+    return BULLET.match(text) or NUMBERED.match(text) or LETTERED.match(text)
+
+
+def wide(character: str) -> bool:
+    return unicodedata.east_asian_width(character) in ("W", "F")
+
+
+def joined(lines: Sequence[str]) -> str:
+    """A paragraph's lines as one: a word split by a hyphen at a line end joined again, CJK
+    lines joined without a space, the others with one."""
+    text = ""
+    for line in (" ".join(line.split()) for line in lines):
+        if not line:
+            continue
+        if not text:
+            text = line
+        elif hyphen_split(text.split()[-1], line.split()[0]):
+            text = text[:-1] + line
+        elif wide(text[-1]) and wide(line[0]):
+            text += line
+        else:
+            text += " " + line
+    return text
+
+
+def escaped(text: str) -> str:
+    """`text` as Markdown reads it as plain text: markup characters backslash-escaped."""
+    text = ENTITY.sub(r"\\&", INLINE.sub(r"\\\1", text))
+    return LEADING.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
+
+
+def list_items(lines: Sequence[LineLike]) -> list[str]:
+    """A list block's items: each line that starts with a marker starts one, the next lines
+    without one go on it. Numbered items stay numbered where they count up from the first
+    (Markdown renumbers an ordered list); bullets become the list's own, other labels (a), 3.
+    out of turn) stay as text of a bullet item."""
+    items: list[list[str]] = []
+    for line in lines:
+        if list_marker(line.text) or not items:
+            items.append([line.text])
+        else:
+            items[-1].append(line.text)
+    texts = [joined(item) for item in items]
+    numbers = [int(m.group(1)) if (m := NUMBERED.match(text)) else None for text in texts]
+    counting = numbers[0] is not None and numbers == list(
+        range(numbers[0], numbers[0] + len(numbers))
+    )
+    rendered = []
+    for text in texts:
+        number, bullet = NUMBERED.match(text), BULLET.match(text)
+        if counting and number:
+            rendered.append(f"{number.group(1)}{number.group(2)} {escaped(text[number.end() :])}")
+        elif bullet:
+            rendered.append(f"- {escaped(text[bullet.end() :])}")
+        else:
+            rendered.append(f"- {escaped(text)}")
+    return rendered
+
+
+def paragraph(block: Group) -> str:
+    """A block of running text as one paragraph; another block row by row, hard line breaks
+    between its rows."""
+    if prose(block):
+        return escaped(joined([line.text for line in block.lines]))
+    rows = [" ".join(" ".join(line.text.split()) for line in row) for row in rows_of(block.lines)]
+    return "\\\n".join(escaped(row) for row in rows)
+
+
+def goes_on(before: Shaped, after: Shaped) -> bool:
+    """Whether `after` is the running text of `before` going on (in the next column)."""
+    if before.kind != "paragraph" or after.kind != "paragraph":
+        return False
+    if not (prose(before.block) and prose(after.block)):
+        return False
+    last, first = before.block.lines[-1].text.rstrip(), after.block.lines[0].text.lstrip()
+    return bool(last and first) and last[-1] not in SENTENCE_ENDS and first[0].islower()
+
+
+def page_markdown(
+    shaped: Sequence[Shaped], levels: dict[float, int], headers_footers: bool
+) -> list[str]:
+    kept = [s for s in shaped if s.kind != "furniture" or headers_footers]
+    parts: list[str] = []
+    for k, s in enumerate(kept):
+        texts = [line.text for line in s.block.lines]
+        if s.kind == "heading":
+            parts.append("#" * levels[s.height] + " " + escaped(joined(texts)))
+        elif s.kind == "list":
+            parts.append("\n".join(list_items(s.block.lines)))
+        elif k and goes_on(kept[k - 1], s):
+            text = joined([line.text for s in kept[k - 1 : k + 1] for line in s.block.lines])
+            parts[-1] = escaped(text)
+        else:
+            parts.append(paragraph(s.block))
+    return parts
+
+
+def comment(text: str) -> str:
+    """An HTML comment that Markdown shows as nothing and a reader can find."""
+    return "<!-- " + text.replace("--", "- -") + " -->"
+
+
+def to_markdown(pages: Sequence[PageLike], headers_footers: bool = False) -> str:
+    """A document's pages as CommonMark: blocks in reading order, a comment between pages; a
+    page without blocks (from `ensemble_model`) is read line by line."""
+    shaped = shape(pages)
+    levels = heading_levels(shaped)
+    parts = []
+    for k, (page, found) in enumerate(zip(pages, shaped, strict=True)):
+        if k:
+            parts.append(comment(f"page {page.number + 1}"))
+        error = getattr(page, "error", "")  # a page not read (Page.error)
+        if error:
+            parts.append(comment(f"page {page.number + 1} not read: {error}"))
+        parts.extend(page_markdown(found, levels, headers_footers))
+    return "\n\n".join(parts) + "\n" if parts else ""

@@ -1,0 +1,200 @@
+"""A born-digital PDF page's text layer: its lines and words where pdfium finds them, in the
+pixels of the page as it is rendered, and whether the page is read from it rather than OCRed.
+
+pdfium gives each character of the page's text (in the order of its content, with the spaces
+and line ends it infers) with its box (loose: the font's ascent to descent, so a line's box does
+not depend on its letters) and the text object it belongs to, whose render mode says whether it
+is drawn: OCR text laid under a scan (OCRmyPDF's, Tesseract's) is invisible. A line ends at a
+line end, a jump to another baseline, or a gap of several character heights (columns side by
+side); a word at a space, and a CJK character is a word of its own, as in the OCR's words.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from numpy.typing import NDArray
+
+from triton_ocr.postprocessing.words import is_cjk
+from triton_ocr.settings import PDF_TEXT_MODES
+
+# auto: a page whose images cover at least this share of it is read by OCR (a scan, or a page
+# that is mostly a picture of text), whatever text it also has
+IMAGE_SHARE = 0.5
+# a gap between two characters of more than this many character heights ends a line (columns)
+LINE_GAP = 2.0
+# a character whose middle is off the line's by more than this share of its height starts a line
+BASELINE_SHIFT = 0.5
+HIDDEN = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
+
+
+@dataclass(frozen=True)
+class LayerWord:
+    text: str
+    quad: NDArray[np.float32]  # [4, 2] tl, tr, br, bl, rendered page pixels
+
+
+@dataclass(frozen=True)
+class LayerLine:
+    words: tuple[LayerWord, ...]
+    quad: NDArray[np.float32]
+
+    @property
+    def text(self) -> str:
+        """The words with one space between (none between CJK characters)."""
+        text = ""
+        for word in self.words:
+            glued = text and is_cjk(text[-1]) and is_cjk(word.text[0])
+            text += word.text if not text or glued else " " + word.text
+        return text
+
+
+@dataclass(frozen=True)
+class TextLayer:
+    lines: tuple[LayerLine, ...]  # in the page's text order
+    size: tuple[int, int]  # (width, height) of the rendered page, pixels
+
+
+@dataclass(frozen=True)
+class Char:
+    text: str
+    box: tuple[float, float, float, float]  # left, top, right, bottom in rendered pixels
+    hidden: bool
+
+
+def device_mapping(page: pdfium.PdfPage, width: int, height: int) -> NDArray[np.float64]:
+    """The affine map [2, 3] from page space (points) to the rendered page's pixels, the page's
+    /Rotate and crop box as pdfium renders them (FPDF_PageToDevice, sampled at three points
+    far apart so that its whole-pixel answers cost nothing)."""
+    far = 10_000.0
+    points = ((0.0, 0.0), (far, 0.0), (0.0, far))
+    mapped = []
+    for x, y in points:
+        dx, dy = ctypes.c_int(), ctypes.c_int()
+        pdfium_c.FPDF_PageToDevice(page.raw, 0, 0, width, height, 0, x, y, dx, dy)
+        mapped.append((dx.value, dy.value))
+    (ox, oy), (ax, ay), (bx, by) = mapped
+    return np.array(
+        [[(ax - ox) / far, (bx - ox) / far, ox], [(ay - oy) / far, (by - oy) / far, oy]]
+    )
+
+
+def page_chars(
+    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, mapping: NDArray[np.float64]
+) -> list[Char]:
+    """Every character of the page's text with its loose box in rendered pixels."""
+    raw = textpage.raw
+    count = pdfium_c.FPDFText_CountChars(raw)
+    rect = pdfium_c.FS_RECTF()
+    chars = []
+    for i in range(max(count, 0)):
+        text = chr(pdfium_c.FPDFText_GetUnicode(raw, i))
+        obj = pdfium_c.FPDFText_GetTextObject(raw, i)
+        hidden = bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN
+        if not pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
+            chars.append(Char(text, (0.0, 0.0, 0.0, 0.0), hidden))
+            continue
+        corners = (
+            np.array([[rect.left, rect.top, 1.0], [rect.right, rect.bottom, 1.0]], np.float64)
+            @ mapping.T
+        )
+        (x0, y0), (x1, y1) = corners
+        chars.append(Char(text, (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), hidden))
+    return chars
+
+
+def box_quad(boxes: list[tuple[float, float, float, float]]) -> NDArray[np.float32]:
+    """The upright box around `boxes` (left, top, right, bottom) as a quad."""
+    left = min(b[0] for b in boxes)
+    top = min(b[1] for b in boxes)
+    right = max(b[2] for b in boxes)
+    bottom = max(b[3] for b in boxes)
+    return np.array([[left, top], [right, top], [right, bottom], [left, bottom]], np.float32)
+
+
+def quad_box(quad: NDArray[np.float32]) -> tuple[float, float, float, float]:
+    return float(quad[0, 0]), float(quad[0, 1]), float(quad[2, 0]), float(quad[2, 1])
+
+
+def layer_lines(chars: list[Char], hidden_too: bool) -> tuple[LayerLine, ...]:
+    """The characters -> lines of words (see the module's docstring); hidden characters are
+    left out unless `hidden_too`, and end a word where they stood."""
+    lines: list[LayerLine] = []
+    words: list[LayerWord] = []
+    word: list[Char] = []
+    last: Char | None = None
+
+    def end_word() -> None:
+        if word:
+            text = "".join(c.text for c in word)
+            words.append(LayerWord(text, box_quad([c.box for c in word])))
+            word.clear()
+
+    def end_line() -> None:
+        end_word()
+        if words:
+            lines.append(LayerLine(tuple(words), box_quad([quad_box(w.quad) for w in words])))
+            words.clear()
+
+    for char in chars:
+        if char.text in "\r\n":
+            end_line()
+            last = None
+            continue
+        if char.text.isspace() or (char.hidden and not hidden_too):
+            end_word()
+            continue
+        left, top, right, bottom = char.box
+        height = max(bottom - top, 1.0)
+        if last is not None:
+            last_middle = (last.box[1] + last.box[3]) / 2
+            gap = left - last.box[2]
+            shifted = abs((top + bottom) / 2 - last_middle) > BASELINE_SHIFT * height
+            if shifted or gap > LINE_GAP * height:
+                end_line()
+        if is_cjk(char.text):
+            end_word()
+            word.append(char)
+            end_word()
+        else:
+            word.append(char)
+        last = char
+    end_line()
+    return tuple(lines)
+
+
+def image_share(page: pdfium.PdfPage) -> float:
+    """The share of the page its images cover (their boxes, clipped to the page, summed)."""
+    left, bottom, right, top = (float(v) for v in page.get_bbox())
+    area = max((right - left) * (top - bottom), 1e-6)
+    covered = 0.0
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE]):
+        x0, y0, x1, y1 = (float(v) for v in image.get_bounds())
+        width = max(0.0, min(x1, right) - max(x0, left))
+        height = max(0.0, min(y1, top) - max(y0, bottom))
+        covered += width * height
+    return min(covered / area, 1.0)
+
+
+def read_text_layer(page: pdfium.PdfPage, width: int, height: int, mode: str) -> TextLayer | None:
+    """The page's text layer at `width` x `height` rendered pixels, or None where the page is
+    OCRed: always with `mode` "ocr"; with "auto" when no text is drawn on it (none, or OCR text
+    under a scan) or its images cover IMAGE_SHARE of it or more. "layer" reads the layer as it
+    is, hidden text too (a page without any gives no lines)."""
+    if mode not in PDF_TEXT_MODES:
+        raise ValueError(f"pdf_text must be one of {', '.join(PDF_TEXT_MODES)}, not {mode!r}")
+    if mode == "ocr":
+        return None
+    textpage = page.get_textpage()
+    try:
+        chars = page_chars(page, textpage, device_mapping(page, width, height))
+    finally:
+        textpage.close()
+    drawn = any(not c.hidden and not c.text.isspace() for c in chars)
+    if mode == "auto" and (not drawn or image_share(page) >= IMAGE_SHARE):
+        return None
+    return TextLayer(layer_lines(chars, hidden_too=mode == "layer"), (width, height))

@@ -1,0 +1,91 @@
+"""A PDF page's text layer (preprocessing/text_layer.py): read where it is drawn, its words
+where pdfium puts them on the rendered page, OCR where it is not drawn or the page is a
+picture."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pypdfium2 as pdfium
+import pytest
+from fpdf.enums import TextMode
+from PIL import Image
+
+from tests.documents import BORN_DIGITAL_COLUMNS, BORN_DIGITAL_HEADING, born_digital_pdf
+from triton_ocr.preprocessing.documents import open_pages
+from triton_ocr.preprocessing.text_layer import read_text_layer
+from triton_ocr.settings import Documents, ImageLimits
+
+LIMITS = ImageLimits(max_image_pixels=50_000_000, max_image_bytes=33_554_432)
+DOCS = Documents(pdf_dpi=200, max_pdf_dpi=600, max_pages=100)
+LINES = [BORN_DIGITAL_HEADING, *(line for column in BORN_DIGITAL_COLUMNS for line in column)]
+
+
+def layer_of(data: bytes, mode: str = "auto", dpi: int = 200):
+    with open_pages(data, LIMITS, DOCS, dpi) as pages:
+        return pages.text_layer(0, mode), pages.page(0)
+
+
+def test_a_drawn_text_layer_gives_its_lines_and_words_as_pdfium_reads_them():
+    data = born_digital_pdf()
+    layer, image = layer_of(data)
+    assert layer is not None and layer.size == (image.shape[1], image.shape[0])
+    # columns side by side on one baseline are separate lines, in the page's text order
+    assert [line.text for line in layer.lines] == LINES
+    document = pdfium.PdfDocument(data)
+    pdfium_words = document[0].get_textpage().get_text_range().split()
+    document.close()
+    assert [w.text for line in layer.lines for w in line.words] == pdfium_words
+
+
+@pytest.mark.parametrize("rotate", [0, 90, 180, 270])
+def test_each_word_box_holds_its_ink_on_the_rendered_page(rotate):
+    layer, image = layer_of(born_digital_pdf(rotate=rotate))
+    assert layer is not None
+    ink = (image < 128).all(axis=2)
+    assert ink.sum() > 1000
+    covered = np.zeros_like(ink)
+    for line in layer.lines:
+        for word in line.words:
+            (left, top), (right, bottom) = word.quad.min(axis=0), word.quad.max(axis=0)
+            assert 0 <= left < right <= image.shape[1] and 0 <= top < bottom <= image.shape[0]
+            box = ink[int(top) : int(np.ceil(bottom)), int(left) : int(np.ceil(right))]
+            assert box.any(), word.text
+            covered[int(top) : int(np.ceil(bottom)), int(left) : int(np.ceil(right))] = True
+    assert (ink & covered).sum() >= 0.98 * ink.sum()  # every drawn letter is in a word's box
+
+
+def test_invisible_text_under_a_scan_is_ocred_unless_the_layer_is_asked_for():
+    picture = Image.new("RGB", (400, 560), "white")
+    hidden = born_digital_pdf(TextMode.INVISIBLE, picture)
+    assert layer_of(hidden)[0] is None
+    forced = layer_of(hidden, "layer")[0]
+    assert forced is not None and [line.text for line in forced.lines] == LINES
+
+
+def test_a_page_that_is_mostly_a_picture_is_ocred_and_ocr_is_always_ocr():
+    picture = Image.new("RGB", (400, 560), "gray")
+    assert layer_of(born_digital_pdf(picture=picture))[0] is None
+    assert layer_of(born_digital_pdf(), "ocr")[0] is None
+
+
+def test_a_page_without_text_is_ocred_and_a_forced_layer_is_empty():
+    blank = born_digital_pdf(TextMode.INVISIBLE)  # nothing drawn
+    assert layer_of(blank)[0] is None
+    document = pdfium.PdfDocument.new()
+    document.new_page(200, 100)
+    page = document[0]
+    empty = read_text_layer(page, 556, 278, "layer")
+    assert empty is not None and empty.lines == ()
+    with pytest.raises(ValueError, match="pdf_text must be one of auto, layer, ocr"):
+        read_text_layer(page, 556, 278, "both")
+    page.close()
+    document.close()
+
+
+def test_images_and_tiffs_have_no_text_layer():
+    buffer = io.BytesIO()
+    Image.new("RGB", (60, 40), "white").save(buffer, "PNG")
+    with open_pages(buffer.getvalue(), LIMITS, DOCS, 200) as pages:
+        assert pages.text_layer(0, "layer") is None
