@@ -29,6 +29,9 @@ IMAGE_SHARE = 0.5
 LINE_GAP = 2.0
 # a character whose middle is off the line's by more than this share of its height starts a line
 BASELINE_SHIFT = 0.5
+# pdfium's codes for the hyphen that splits a word at a line end (the glyph drawn is a hyphen):
+# 2 from FPDFText_GetUnicode, U+FFFE in its text ranges
+LINE_END_HYPHEN = (0x02, 0xFFFE)
 HIDDEN = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
 
 
@@ -92,7 +95,8 @@ def page_chars(
     rect = pdfium_c.FS_RECTF()
     chars = []
     for i in range(max(count, 0)):
-        text = chr(pdfium_c.FPDFText_GetUnicode(raw, i))
+        code = pdfium_c.FPDFText_GetUnicode(raw, i)
+        text = "-" if code in LINE_END_HYPHEN else chr(code)
         obj = pdfium_c.FPDFText_GetTextObject(raw, i)
         hidden = bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN
         if not pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):

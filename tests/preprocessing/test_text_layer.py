@@ -9,6 +9,7 @@ import io
 import numpy as np
 import pypdfium2 as pdfium
 import pytest
+from fpdf import FPDF
 from fpdf.enums import TextMode
 from PIL import Image
 
@@ -89,3 +90,15 @@ def test_images_and_tiffs_have_no_text_layer():
     Image.new("RGB", (60, 40), "white").save(buffer, "PNG")
     with open_pages(buffer.getvalue(), LIMITS, DOCS, 200) as pages:
         assert pages.text_layer(0, "layer") is None
+
+
+def test_a_word_split_at_a_line_end_keeps_its_hyphen_on_its_line():
+    """pdfium marks the hyphen (code 2, U+FFFE in its text) and joins the lines in its own
+    text; the layer keeps the lines apart, the hyphen drawn at the first one's end."""
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.text(72, 100, "the service reads infor-")
+    pdf.text(72, 116, "mation from pages")
+    layer, _ = layer_of(bytes(pdf.output()))
+    assert [line.text for line in layer.lines] == ["the service reads infor-", "mation from pages"]
