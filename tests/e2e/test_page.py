@@ -220,6 +220,7 @@ def screenshot(browser, target: Path) -> None:
 def test_the_page_shows_an_image_with_a_box_per_line(browser, gateway, demo, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
 
     path = tmp_path / "demo.png"
     path.write_bytes(demo)
@@ -251,6 +252,11 @@ def test_the_page_shows_an_image_with_a_box_per_line(browser, gateway, demo, tmp
     browser.find_element(By.CSS_SELECTOR, 'polygon.line[data-line="0"]').click()  # a box too
     assert selected() == [read["lines"][0]["text"]]
     assert buttons[0].get_attribute("aria-pressed") == "true"
+    # the Markdown download asks the gateway for it
+    browser.find_element(By.CSS_SELECTOR, '[data-format="markdown"]').click()
+    WebDriverWait(browser, WAIT_S).until(
+        lambda b: b.find_element(By.ID, "status").text == "Saved the Markdown."
+    )
     # nothing came from another host
     origins = browser.execute_script(
         "return performance.getEntriesByType('resource').map((r) => new URL(r.name).origin)"

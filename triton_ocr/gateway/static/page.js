@@ -163,6 +163,13 @@ function save(blob, name) {
   setTimeout(() => URL.revokeObjectURL(link.href), 10000);
 }
 
+// what each download asks /v1/ocr for: the file's suffix and what the status line calls it
+const DOWNLOADS = {
+  markdown: [".md", "the Markdown"],
+  hocr: [".hocr", "the hOCR"],
+  pdf: [".ocr.pdf", "the searchable PDF"],
+};
+
 async function download(format) {
   if (!current) return;
   const stem = current.file.name.replace(/\.[^.]*$/, "") || "document";
@@ -172,10 +179,11 @@ async function download(format) {
       save(new Blob([text], { type: "application/json" }), `${stem}.json`);
       return;
     }
-    status(`Making the ${format === "pdf" ? "PDF" : "hOCR"}…`);
+    const [suffix, what] = DOWNLOADS[format];
+    status(`Making ${what}…`);
     const response = await post(`v1/ocr?format=${format}`, current.file);
-    save(await response.blob(), format === "pdf" ? `${stem}.ocr.pdf` : `${stem}.hocr`);
-    status(`Saved ${format === "pdf" ? "the searchable PDF" : "the hOCR"}.`);
+    save(await response.blob(), `${stem}${suffix}`);
+    status(`Saved ${what}.`);
   } catch (error) {
     status(`${format}: ${error.message}`, true);
   }
