@@ -19,7 +19,7 @@ import io
 import math
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 import cv2
@@ -222,9 +222,9 @@ class PdfPages(Pages):
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
         return self._pixel_size(index, width_pt, height_pt)
 
-    def text_layer(self, index: int, mode: str) -> TextLayer | None:
-        if mode == "ocr":
-            return None
+    @contextlib.contextmanager
+    def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, int, int]]:
+        """Page `index` loaded under pdfium's lock, with its size in pixels at the DPI."""
         self._check_index(index)
         with PDFIUM_LOCK:
             try:
@@ -232,29 +232,25 @@ class PdfPages(Pages):
             except pdfium.PdfiumError as exc:
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
             try:
-                width, height = self._pixel_size(index, page.get_width(), page.get_height())
-                return read_text_layer(page, width, height, mode)
+                yield (page, *self._pixel_size(index, page.get_width(), page.get_height()))
             finally:
                 page.close()
 
+    def text_layer(self, index: int, mode: str) -> TextLayer | None:
+        if mode == "ocr":
+            return None
+        with self._loaded(index) as (page, width, height):
+            return read_text_layer(page, width, height, mode)
+
     def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
-        self._check_index(index)
-        with PDFIUM_LOCK:
-            try:
-                page = self._document().get_page(index)
-            except pdfium.PdfiumError as exc:
-                raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
-            try:
-                width, height = self._pixel_size(index, page.get_width(), page.get_height())
-                if width * height > self._limits.max_image_pixels:
-                    raise ImageDecodeError(
-                        f"page {index + 1}: {width}x{height} pixels at {self._dpi} dpi exceeds "
-                        f"the limit of {self._limits.max_image_pixels} pixels (ask for a "
-                        "lower pdf_dpi)"
-                    )
-                return self._render(page, width, height, stop or never, index)
-            finally:
-                page.close()
+        with self._loaded(index) as (page, width, height):
+            if width * height > self._limits.max_image_pixels:
+                raise ImageDecodeError(
+                    f"page {index + 1}: {width}x{height} pixels at {self._dpi} dpi exceeds "
+                    f"the limit of {self._limits.max_image_pixels} pixels (ask for a lower "
+                    "pdf_dpi)"
+                )
+            return self._render(page, width, height, stop or never, index)
 
     @staticmethod
     def _render(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -65,12 +65,7 @@ class PageReader:
         self._stops.add(stop)
         call = self._thread.submit(self.pages.page, index, stop.is_set)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(call), timeout_s)
-        except asyncio.TimeoutError as exc:
-            raise PageTimeout(
-                f"page {index + 1}: decoding or rendering it took longer than {timeout_s:g} s "
-                "(page_timeout_s)"
-            ) from exc
+            return await self._within(call, index, timeout_s, "decoding or rendering it")
         finally:
             stop.set()  # done, timed out or cancelled: in every case nobody waits any more
             self._stops.discard(stop)
@@ -79,12 +74,15 @@ class PageReader:
         """Page `index`'s text layer, or None where it is OCRed (Pages.text_layer), or
         PageTimeout after `timeout_s`."""
         call = self._thread.submit(self.pages.text_layer, index, mode)
+        return await self._within(call, index, timeout_s, "reading its text layer")
+
+    @staticmethod
+    async def _within(call: Future[T], index: int, timeout_s: float, doing: str) -> T:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(call), timeout_s)
         except asyncio.TimeoutError as exc:
             raise PageTimeout(
-                f"page {index + 1}: reading its text layer took longer than {timeout_s:g} s "
-                "(page_timeout_s)"
+                f"page {index + 1}: {doing} took longer than {timeout_s:g} s (page_timeout_s)"
             ) from exc
 
     async def size(self, index: int) -> tuple[int, int]:
