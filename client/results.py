@@ -89,7 +89,8 @@ class Page:
     # it turned back, and every polygon still refers to the page as sent
     rotation: int = 0
     blocks: tuple[Block, ...] = ()  # the lines again, grouped (empty from ensemble_model)
-    # how it was read: "ocr", or "layer" (a PDF page's own text layer, exact, confidence 1)
+    # how it was read: "ocr", "layer" (a PDF page's own text layer, exact, confidence 1) or
+    # "both" (a page of pictures: its drawn text from the layer, OCR's lines elsewhere)
     read_from: str = "ocr"
 
     @property

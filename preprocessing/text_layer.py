@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from triton_ocr.postprocessing.words import is_cjk
 from triton_ocr.settings import PDF_TEXT_MODES
 
-# auto: a page whose images cover at least this share of it is read by OCR (a scan, or a page
-# that is mostly a picture of text), whatever text it also has
+# auto: a page whose images cover at least this share of it is OCRed too (a scan, or a page
+# that is mostly a picture of text), its drawn text read from the layer
 IMAGE_SHARE = 0.5
 # a gap between two characters of more than this many character heights ends a line (columns)
 LINE_GAP = 2.0
@@ -60,6 +60,9 @@ class LayerLine:
 class TextLayer:
     lines: tuple[LayerLine, ...]  # in the page's text order
     size: tuple[int, int]  # (width, height) of the rendered page, pixels
+    # the page is mostly pictures: it is OCRed too, and OCR's lines are kept where none of
+    # these lie (pipeline.with_layer)
+    ocr_too: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,9 +189,10 @@ def image_share(page: pdfium.PdfPage) -> float:
 
 def read_text_layer(page: pdfium.PdfPage, width: int, height: int, mode: str) -> TextLayer | None:
     """The page's text layer at `width` x `height` rendered pixels, or None where the page is
-    OCRed: always with `mode` "ocr"; with "auto" when no text is drawn on it (none, or OCR text
-    under a scan) or its images cover IMAGE_SHARE of it or more. "layer" reads the layer as it
-    is, hidden text too (a page without any gives no lines)."""
+    read by OCR alone: always with `mode` "ocr"; with "auto" when no text is drawn on it (none,
+    or OCR text under a scan). With "auto", a page whose images cover IMAGE_SHARE of it or more
+    gives its drawn lines to be read beside OCR (`ocr_too`). "layer" reads the layer as it is,
+    hidden text too, and no OCR (a page without any text gives no lines)."""
     if mode not in PDF_TEXT_MODES:
         raise ValueError(f"pdf_text must be one of {', '.join(PDF_TEXT_MODES)}, not {mode!r}")
     if mode == "ocr":
@@ -198,7 +202,9 @@ def read_text_layer(page: pdfium.PdfPage, width: int, height: int, mode: str) ->
         chars = page_chars(page, textpage, device_mapping(page, width, height))
     finally:
         textpage.close()
-    drawn = any(not c.hidden and not c.text.isspace() for c in chars)
-    if mode == "auto" and (not drawn or image_share(page) >= IMAGE_SHARE):
+    if mode == "layer":
+        return TextLayer(layer_lines(chars, hidden_too=True), (width, height))
+    if not any(not c.hidden and not c.text.isspace() for c in chars):
         return None
-    return TextLayer(layer_lines(chars, hidden_too=mode == "layer"), (width, height))
+    pictures = image_share(page) >= IMAGE_SHARE
+    return TextLayer(layer_lines(chars, hidden_too=False), (width, height), ocr_too=pictures)

@@ -18,7 +18,11 @@ from triton_ocr.pipeline import (
     read_image,
     read_lines,
     recognize_rows,
+    with_layer,
 )
+from triton_ocr.postprocessing.recognition import Texts
+from triton_ocr.postprocessing.words import Words
+from triton_ocr.preprocessing.text_layer import LayerLine, LayerWord, TextLayer
 from triton_ocr.settings import Grouping, Orientation, PipelineSettings, TextFilter
 from triton_ocr.tools.samples import render
 
@@ -380,3 +384,57 @@ def test_read_lines_without_boxes():
     best = BestPath(np.zeros((1, 2), np.int64), np.zeros((1, 2), np.float32))
     out = read_lines(best, np.zeros((0, 4, 2), np.float32), LETTERS, FILTER)
     assert out.texts == [] and out.quads.shape == (0, 4, 2) and out.scores.shape == (0,)
+
+
+def box(left: float, top: float, right: float, bottom: float) -> np.ndarray:
+    return np.array([[left, top], [right, top], [right, bottom], [left, bottom]], np.float32)
+
+
+def test_a_page_of_pictures_keeps_its_drawn_lines_and_ocr_where_none_lie():
+    """with_layer: OCR's line on the drawn text is dropped (the layer's is exact), its line on
+    the picture kept, in reading order with the layer's, each word on its line."""
+    drawn = TextLayer(
+        (
+            LayerLine(
+                (LayerWord("Drawn", box(10, 10, 60, 30)), LayerWord("title", box(70, 10, 120, 30))),
+                box(10, 10, 120, 30),
+            ),
+        ),
+        (400, 300),
+        ocr_too=True,
+    )
+    ocr = Texts(
+        ["Drawn tit1e", "In the picture"],
+        np.stack([box(12, 11, 118, 29), box(10, 200, 150, 220)]),
+        np.array([0.9, 0.8], np.float32),
+    ).with_words(
+        Words(
+            ["Drawn", "tit1e", "In", "the", "picture"],
+            np.stack(
+                [
+                    box(12, 11, 60, 29),
+                    box(70, 11, 118, 29),
+                    box(10, 200, 30, 220),
+                    box(40, 200, 70, 220),
+                    box(80, 200, 150, 220),
+                ]
+            ),
+            np.full(5, 0.8, np.float32),
+            np.array([0, 0, 1, 1, 1], np.int32),
+        )
+    )
+    blocks = settings().blocks
+    merged = with_layer(ocr, drawn, blocks, word_boxes=True)
+    assert merged.texts == ["Drawn title", "In the picture"]
+    assert merged.scores.tolist() == pytest.approx([1.0, 0.8])
+    assert merged.words is not None
+    assert list(zip(merged.words.texts, merged.words.lines.tolist(), strict=True)) == [
+        ("Drawn", 0),
+        ("title", 0),
+        ("In", 1),
+        ("the", 1),
+        ("picture", 1),
+    ]
+    assert with_layer(ocr, drawn, blocks, word_boxes=False).words is None
+    turned = dataclasses.replace(ocr, rotation=90)
+    assert with_layer(turned, drawn, blocks, word_boxes=True) is turned  # OCR's reading alone

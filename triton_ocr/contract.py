@@ -86,10 +86,11 @@ OCR_OUTPUT_PAGE_ERROR = "page_error"
 # INT32 [P]: per page, the degrees (0, 90, 180, 270) its content was turned clockwise, which
 # the service turned back before reading it (polygons still refer to the page as sent)
 OCR_OUTPUT_PAGE_ROTATION = "page_rotation"
-# BYTES [P]: per page, how it was read: "ocr", or "layer" (a PDF page's own text layer,
-# request parameter pdf_text)
+# BYTES [P]: per page, how it was read: "ocr", "layer" (a PDF page's own text layer, request
+# parameter pdf_text) or "both" (a page of pictures with drawn text: the layer's lines, OCR's
+# where none of them lie)
 OCR_OUTPUT_PAGE_SOURCE = "page_source"
-PAGE_SOURCES = ("ocr", "layer")
+PAGE_SOURCES = ("ocr", "layer", "both")
 OCR_PAGE_OUTPUTS = (
     OCR_OUTPUT_PAGE_INDEX,
     OCR_OUTPUT_PAGE_IMAGE,

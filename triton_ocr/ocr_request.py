@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.pipeline import Networks, open_pages, read_layer, read_page_async
+from triton_ocr.pipeline import Networks, open_pages, read_layer, read_page_async, with_layer
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
 from triton_ocr.settings import ManyImages, PipelineSettings
@@ -33,7 +33,9 @@ class PageRead:
     size: tuple[int, int]
     texts: Texts = field(default_factory=Texts.empty)
     error: str = ""
-    source: str = "ocr"  # how it was read: "ocr", or "layer" (a PDF page's text layer)
+    # how it was read: "ocr", "layer" (a PDF page's text layer) or "both" (a page of pictures:
+    # its drawn text from the layer, OCR's lines where none of it lies)
+    source: str = "ocr"
 
 
 def check_item_count(count: int, many: ManyImages) -> None:
@@ -90,7 +92,7 @@ async def read_request(
                         if reader.kind == "pdf"
                         else None
                     )
-                    if layer is not None:
+                    if layer is not None and not layer.ocr_too:
                         texts = read_layer(layer, settings.blocks, settings.words.word_boxes)
                         return PageRead(index, page, layer.size, texts, source="layer")
                     image = await reader.page(page, many.page_timeout_s)
@@ -102,7 +104,12 @@ async def read_request(
                     size = (0, 0) if timed_out else await page_size(reader, page)
                     return PageRead(index, page, size, error=str(exc))
                 texts = await read_page_async(image, settings, networks)
-                return PageRead(index, page, (image.shape[1], image.shape[0]), texts)
+                size = (image.shape[1], image.shape[0])
+                if layer is None:
+                    return PageRead(index, page, size, texts)
+                words = settings.words.word_boxes
+                texts = with_layer(texts, layer, settings.blocks, words)
+                return PageRead(index, page, size, texts, source="both")
 
         calls = (read(i, p) for i, p in pages)
         if caller_s is not None and caller_s < many.request_timeout_s:

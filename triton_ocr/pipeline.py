@@ -402,23 +402,82 @@ def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
     """A PDF page's text layer (preprocessing.text_layer) -> texts as OCR gives them: its lines
     in reading order, block by block, with their words when `word_boxes` asks; every
     confidence 1."""
-    if not layer.lines:
+    strings = [line.text for line in layer.lines]
+    quads = np.array([line.quad for line in layer.lines], np.float32).reshape(-1, 4, 2)
+    words = [(word.text, word.quad, k) for k, line in enumerate(layer.lines) for word in line.words]
+    found = Words(
+        [text for text, _, _ in words],
+        np.array([quad for _, quad, _ in words], np.float32).reshape(-1, 4, 2),
+        np.ones(len(words), np.float32),
+        np.array([k for _, _, k in words], np.int32),
+    )
+    texts = Texts(strings, quads, np.ones(len(strings), np.float32))
+    return in_reading_order(texts, found if word_boxes else None, blocks)
+
+
+def with_layer(ocr: Texts, layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
+    """A page read by OCR that also has drawn text (TextLayer.ocr_too): the layer's lines, and
+    OCR's lines where no layer text lies (at least half of a line's box off the layer's boxes),
+    in reading order together. A page that came turned keeps OCR's reading alone."""
+    if ocr.rotation:
+        return ocr
+    drawn = read_layer(layer, blocks, word_boxes)
+    keep = [i for i, quad in enumerate(ocr.quads) if not on_boxes(quad, drawn.quads)]
+    words = ocr.words or Words.empty()
+    kept_words = np.isin(words.lines, keep)
+    renumber = {old: new for new, old in enumerate(keep)}
+    layer_words = drawn.words or Words.empty()
+    merged_words = Words(
+        [t for t, k in zip(words.texts, kept_words, strict=True) if k] + layer_words.texts,
+        np.concatenate([words.quads[kept_words], layer_words.quads]),
+        np.concatenate([words.scores[kept_words], layer_words.scores]),
+        np.array(
+            [renumber[int(line)] for line in words.lines[kept_words]]
+            + [len(keep) + int(line) for line in layer_words.lines],
+            np.int32,
+        ),
+    )
+    texts = Texts(
+        [ocr.texts[i] for i in keep] + drawn.texts,
+        np.concatenate([ocr.quads[keep], drawn.quads]),
+        np.concatenate([ocr.scores[keep], drawn.scores]),
+    )
+    return in_reading_order(texts, merged_words if word_boxes else None, blocks)
+
+
+def on_boxes(quad: Floats, boxes: Floats, share: float = 0.5) -> bool:
+    """Whether at least `share` of `quad`'s box lies on `boxes`' boxes."""
+    left, top = quad.min(axis=0)
+    right, bottom = quad.max(axis=0)
+    area = max(float((right - left) * (bottom - top)), 1e-6)
+    if not len(boxes):
+        return False
+    low, high = boxes.min(axis=1), boxes.max(axis=1)
+    widths = np.clip(np.minimum(high[:, 0], right) - np.maximum(low[:, 0], left), 0, None)
+    heights = np.clip(np.minimum(high[:, 1], bottom) - np.maximum(low[:, 1], top), 0, None)
+    return float((widths * heights).sum()) >= share * area
+
+
+def in_reading_order(texts: Texts, words: Words | None, blocks: Blocks) -> Texts:
+    """Texts of an upright page (and their words) put in reading order, block by block."""
+    if not texts.texts:
         return Texts.empty()
-    quads = np.stack([line.quad for line in layer.lines]).astype(np.float32)
-    layout = page_layout(quads, blocks)
-    lines = [layer.lines[i] for i in layout.order]
-    found = Texts(
-        [line.text for line in lines], quads[layout.order], np.ones(len(lines), np.float32)
+    layout = page_layout(texts.quads, blocks)
+    order = [int(i) for i in layout.order]
+    ordered = Texts(
+        [texts.texts[i] for i in order], texts.quads[order], texts.scores[order]
     ).with_blocks(layout.block)
-    if not word_boxes:
-        return found
-    words = [(word, k) for k, line in enumerate(lines) for word in line.words]
-    return found.with_words(
+    if words is None:
+        return ordered
+    place = np.empty(len(order), np.int32)
+    place[order] = np.arange(len(order), dtype=np.int32)
+    by_line = np.argsort(place[words.lines], kind="stable")  # words follow their lines
+    return ordered.with_words(
         Words(
-            [word.text for word, _ in words],
-            np.stack([word.quad for word, _ in words]).astype(np.float32),
-            np.ones(len(words), np.float32),
-            np.array([k for _, k in words], np.int32),
+            [words.texts[i] for i in by_line],
+            words.quads[by_line],
+            words.scores[by_line],
+            place[words.lines][by_line],
         )
     )
 

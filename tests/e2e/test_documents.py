@@ -16,7 +16,7 @@ import numpy as np
 import pypdfium2 as pdfium
 import pytest
 from fpdf.enums import TextMode
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 from shapely.geometry import Polygon, box
 from tritonclient.utils import InferenceServerException
 
@@ -139,6 +139,18 @@ def test_a_born_digital_page_is_read_from_its_text_layer(server: Endpoints):
     assert len(page.blocks) == 3 and (page.width, page.height) == (ocr[0].width, ocr[0].height)
     assert ocr[0].read_from == "ocr" and "born-digital" in ocr[0].text
     assert scan[0].read_from == "ocr" and "Scanned" in scan[0].text
+    # a page that is a picture with drawn text over it: both, the drawn lines exact, OCR's
+    # where none lie, nothing twice
+    picture = Image.new("RGB", (595, 842), "white")
+    ImageDraw.Draw(picture).text((60, 650), "Scanned words", "black", ImageFont.load_default(40))
+    with OcrClient(server.grpc, "grpc") as client:
+        (both,) = client.read_document(born_digital_pdf(picture=picture)).pages
+    assert both.read_from == "both"
+    assert [line.text for line in both.lines] == [
+        BORN_DIGITAL_HEADING,
+        *(line for column in BORN_DIGITAL_COLUMNS for line in column),
+        "Scanned words",
+    ]
 
 
 def test_word_boxes_fall_on_the_rendered_words(server: Endpoints):

@@ -65,9 +65,12 @@ def test_invisible_text_under_a_scan_is_ocred_unless_the_layer_is_asked_for():
     assert forced is not None and [line.text for line in forced.lines] == LINES
 
 
-def test_a_page_that_is_mostly_a_picture_is_ocred_and_ocr_is_always_ocr():
+def test_a_page_that_is_mostly_a_picture_is_ocred_too_and_ocr_is_always_ocr():
     picture = Image.new("RGB", (400, 560), "gray")
-    assert layer_of(born_digital_pdf(picture=picture))[0] is None
+    both = layer_of(born_digital_pdf(picture=picture))[0]
+    assert both is not None and both.ocr_too and [line.text for line in both.lines] == LINES
+    drawn = layer_of(born_digital_pdf())[0]
+    assert drawn is not None and not drawn.ocr_too
     assert layer_of(born_digital_pdf(), "ocr")[0] is None
 
 
