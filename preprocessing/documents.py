@@ -240,7 +240,10 @@ class PdfPages(Pages):
         if mode == "ocr":
             return None
         with self._loaded(index) as (page, width, height):
-            return read_text_layer(page, width, height, mode)
+            try:
+                return read_text_layer(page, width, height, mode)
+            except ValueError as exc:
+                raise ImageDecodeError(f"page {index + 1}: {exc}") from exc
 
     def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         with self._loaded(index) as (page, width, height):

@@ -29,6 +29,9 @@ IMAGE_SHARE = 0.5
 LINE_GAP = 2.0
 # a character whose middle is off the line's by more than this share of its height starts a line
 BASELINE_SHIFT = 0.5
+# a page whose text layer holds more characters than this is OCRed (auto) or refused (layer):
+# they are read one by one, and no page of a document holds a tenth of it
+MAX_CHARS = 200_000
 # pdfium's codes for the hyphen that splits a word at a line end (the glyph drawn is a hyphen):
 # 2 from FPDFText_GetUnicode, U+FFFE in its text ranges
 LINE_END_HYPHEN = (0x02, 0xFFFE)
@@ -199,6 +202,13 @@ def read_text_layer(page: pdfium.PdfPage, width: int, height: int, mode: str) ->
         return None
     textpage = page.get_textpage()
     try:
+        count = pdfium_c.FPDFText_CountChars(textpage.raw)
+        if count > MAX_CHARS:
+            if mode == "layer":
+                raise ValueError(
+                    f"its text layer holds {count} characters; at most {MAX_CHARS} are read"
+                )
+            return None
         chars = page_chars(page, textpage, device_mapping(page, width, height))
     finally:
         textpage.close()

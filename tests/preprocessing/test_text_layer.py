@@ -14,7 +14,9 @@ from fpdf.enums import TextMode
 from PIL import Image
 
 from tests.documents import BORN_DIGITAL_COLUMNS, BORN_DIGITAL_HEADING, born_digital_pdf
+from triton_ocr.preprocessing import text_layer
 from triton_ocr.preprocessing.documents import open_pages
+from triton_ocr.preprocessing.header import ImageDecodeError
 from triton_ocr.preprocessing.text_layer import read_text_layer
 from triton_ocr.settings import Documents, ImageLimits
 
@@ -105,3 +107,12 @@ def test_a_word_split_at_a_line_end_keeps_its_hyphen_on_its_line():
     pdf.text(72, 116, "mation from pages")
     layer, _ = layer_of(bytes(pdf.output()))
     assert [line.text for line in layer.lines] == ["the service reads infor-", "mation from pages"]
+
+
+def test_a_text_layer_too_long_to_read_is_ocred_or_refused(monkeypatch):
+    """Characters are read one by one: a page beyond MAX_CHARS is OCRed (auto), whose render
+    can be stopped, or refused naming the count (layer)."""
+    monkeypatch.setattr(text_layer, "MAX_CHARS", 10)
+    assert layer_of(born_digital_pdf())[0] is None
+    with pytest.raises(ImageDecodeError, match=r"page 1: its text layer holds \d+ characters"):
+        layer_of(born_digital_pdf(), "layer")
