@@ -105,8 +105,15 @@ def edge_text(text: str) -> str:
 
 
 def block_box(block: Group) -> tuple[float, float]:
+    """The top and bottom of a block's lines."""
     ys = [y for line in block.lines for _, y in line.polygon]
     return min(ys), max(ys)
+
+
+def x_range(lines: Sequence[LineLike]) -> tuple[float, float]:
+    """The left and right of some lines' boxes."""
+    xs = [x for line in lines for x, _ in line.polygon]
+    return min(xs), max(xs)
 
 
 def rows_of(lines: Sequence[LineLike]) -> list[list[LineLike]]:
@@ -128,11 +135,9 @@ def rows_of(lines: Sequence[LineLike]) -> list[list[LineLike]]:
 
 def row_gaps(row: Sequence[LineLike]) -> list[float]:
     """The gaps between a row's lines, left to right, in their heights."""
-    spans = sorted(
-        (min(x for x, _ in line.polygon), max(x for x, _ in line.polygon), line) for line in row
-    )
+    spans = sorted((*x_range([line]), line_height(line.polygon)) for line in row)
     return [
-        (right[0] - left[1]) / max(line_height(left[2].polygon), 1.0)
+        (right[0] - left[1]) / max(left[2], 1.0)
         for left, right in zip(spans, spans[1:], strict=False)
     ]
 
@@ -144,18 +149,13 @@ def prose(block: Group) -> bool:
     rows = rows_of(block.lines)
     if any(gap > COLUMN_GAP for row in rows for gap in row_gaps(row)):
         return False
-    xs = [x for line in block.lines for x, _ in line.polygon]
-    width = max(xs) - min(xs)
-    spans = [
-        max(x for line in row for x, _ in line.polygon)
-        - min(x for line in row for x, _ in line.polygon)
-        for row in rows
-    ]
-    return all(span >= PROSE_SHARE * width for span in spans[:-1])
+    left, right = x_range(block.lines)
+    spans = [x_range(row)[1] - x_range(row)[0] for row in rows]
+    return all(span >= PROSE_SHARE * (right - left) for span in spans[:-1])
 
 
 def edge_blocks(page: PageLike, groups: Sequence[Group], body: float) -> set[int]:
-    """The indices of `page`'s blocks that sit alone at its top or bottom edge: one short line,
+    """The indices of `page`'s blocks that sit alone at its top or bottom edge: one short row,
     no taller than the body's, in the edge band, with nothing of the rest beyond it."""
     if not groups or page.height <= 0:
         return set()
@@ -336,6 +336,7 @@ def page_markdown(
 ) -> list[str]:
     kept = [s for s in shaped if s.kind != "furniture" or headers_footers]
     parts: list[str] = []
+    running: list[str] = []  # the lines of the paragraph last written, while it may go on
     for k, s in enumerate(kept):
         texts = [line.text for line in s.block.lines]
         if s.kind == "heading":
@@ -343,10 +344,12 @@ def page_markdown(
         elif s.kind == "list":
             parts.append("\n".join(list_items(s.block.lines)))
         elif k and goes_on(kept[k - 1], s):
-            text = joined([line.text for s in kept[k - 1 : k + 1] for line in s.block.lines])
-            parts[-1] = escaped(text)
+            running += texts
+            parts[-1] = escaped(joined(running))
+            continue
         else:
             parts.append(paragraph(s.block))
+        running = texts
     return parts
 
 

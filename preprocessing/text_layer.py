@@ -93,28 +93,28 @@ def device_mapping(page: pdfium.PdfPage, width: int, height: int) -> NDArray[np.
 
 
 def page_chars(
-    page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, mapping: NDArray[np.float64]
+    textpage: pdfium.PdfTextPage, count: int, mapping: NDArray[np.float64]
 ) -> list[Char]:
-    """Every character of the page's text with its loose box in rendered pixels."""
+    """The page's `count` characters with their loose boxes in rendered pixels (a character
+    pdfium gives no box gets an empty one)."""
     raw = textpage.raw
-    count = pdfium_c.FPDFText_CountChars(raw)
     rect = pdfium_c.FS_RECTF()
-    chars = []
-    for i in range(max(count, 0)):
+    texts, hidden = [], []
+    corners, boxed = np.zeros((count, 2, 3), np.float64), np.zeros(count, bool)
+    for i in range(count):
         code = pdfium_c.FPDFText_GetUnicode(raw, i)
-        text = "-" if code in LINE_END_HYPHEN else chr(code)
+        texts.append("-" if code in LINE_END_HYPHEN else chr(code))
         obj = pdfium_c.FPDFText_GetTextObject(raw, i)
-        hidden = bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN
-        if not pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
-            chars.append(Char(text, (0.0, 0.0, 0.0, 0.0), hidden))
-            continue
-        corners = (
-            np.array([[rect.left, rect.top, 1.0], [rect.right, rect.bottom, 1.0]], np.float64)
-            @ mapping.T
-        )
-        (x0, y0), (x1, y1) = corners
-        chars.append(Char(text, (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), hidden))
-    return chars
+        hidden.append(bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN)
+        if pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
+            corners[i] = ((rect.left, rect.top, 1.0), (rect.right, rect.bottom, 1.0))
+            boxed[i] = True
+    mapped = (corners @ mapping.T) * boxed[:, None, None]  # [count, 2 corners, (x, y)]
+    low, high = mapped.min(axis=1), mapped.max(axis=1)
+    return [
+        Char(text, (float(x0), float(y0), float(x1), float(y1)), concealed)
+        for text, concealed, (x0, y0), (x1, y1) in zip(texts, hidden, low, high, strict=True)
+    ]
 
 
 def box_quad(boxes: list[tuple[float, float, float, float]]) -> NDArray[np.float32]:
@@ -126,29 +126,28 @@ def box_quad(boxes: list[tuple[float, float, float, float]]) -> NDArray[np.float
     return np.array([[left, top], [right, top], [right, bottom], [left, bottom]], np.float32)
 
 
-def quad_box(quad: NDArray[np.float32]) -> tuple[float, float, float, float]:
-    return float(quad[0, 0]), float(quad[0, 1]), float(quad[2, 0]), float(quad[2, 1])
-
-
 def layer_lines(chars: list[Char], hidden_too: bool) -> tuple[LayerLine, ...]:
     """The characters -> lines of words (see the module's docstring); hidden characters are
     left out unless `hidden_too`, and end a word where they stood."""
     lines: list[LayerLine] = []
     words: list[LayerWord] = []
     word: list[Char] = []
+    line: list[Char] = []  # the characters of the words so far
     last: Char | None = None
 
     def end_word() -> None:
         if word:
             text = "".join(c.text for c in word)
             words.append(LayerWord(text, box_quad([c.box for c in word])))
+            line.extend(word)
             word.clear()
 
     def end_line() -> None:
         end_word()
         if words:
-            lines.append(LayerLine(tuple(words), box_quad([quad_box(w.quad) for w in words])))
+            lines.append(LayerLine(tuple(words), box_quad([c.box for c in line])))
             words.clear()
+            line.clear()
 
     for char in chars:
         if char.text in "\r\n":
@@ -202,14 +201,14 @@ def read_text_layer(page: pdfium.PdfPage, width: int, height: int, mode: str) ->
         return None
     textpage = page.get_textpage()
     try:
-        count = pdfium_c.FPDFText_CountChars(textpage.raw)
+        count = max(pdfium_c.FPDFText_CountChars(textpage.raw), 0)
         if count > MAX_CHARS:
             if mode == "layer":
                 raise ValueError(
                     f"its text layer holds {count} characters; at most {MAX_CHARS} are read"
                 )
             return None
-        chars = page_chars(page, textpage, device_mapping(page, width, height))
+        chars = page_chars(textpage, count, device_mapping(page, width, height))
     finally:
         textpage.close()
     if mode == "layer":

@@ -20,7 +20,14 @@ except ModuleNotFoundError as exc:  # a client-only install: `pip install triton
         'pip install "triton-ocr[server]"'
     ) from exc
 
-from triton_ocr.config.packs import DEFAULT_PACK, GPU_VARIANTS, PACK_LIST, PACKS, PACKS_BY_NAME
+from triton_ocr.config.packs import (
+    DEFAULT_PACK,
+    GPU_VARIANTS,
+    PACK_LIST,
+    PACKS,
+    PACKS_BY_NAME,
+    REFERENCE_PACKS,
+)
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import (
     ENTRY_POINTS,
@@ -38,8 +45,6 @@ export_app = typer.Typer(
 )
 app.add_typer(export_app, name="export")
 
-# the packs with an in-process RapidOCR reference (eval's and the bench's row A)
-REFERENCE_PACKS = tuple(pack.name for pack in PACK_LIST if pack.reference is not None)
 REPOSITORY_HELP = "Triton model repository (default: $TRITON_OCR_REPOSITORY or ./repository)."
 # the benchmark's and the tuning's image set: rendered images plus these when present
 SHARED_EVAL_OPTION = typer.Option(

@@ -151,6 +151,16 @@ def test_running_text_goes_on_in_the_next_column():
     )
 
 
+def test_running_text_goes_on_over_three_columns():
+    first = text_block(["A sentence that starts in", "the first column and"], 50, x=20, width=170)
+    second = text_block(["goes on through the second", "column and then"], 50, x=210, width=170)
+    third = text_block(["ends in the third", "one."], 50, x=400, width=170)
+    assert to_markdown(Document((page(first, second, third),))) == (
+        "A sentence that starts in the first column and goes on through the second column and "
+        "then ends in the third one.\n"
+    )
+
+
 def pages_with_running_heads() -> Document:
     body = ["Body text that fills the", "page line after line", "and more of it", "to the end."]
     return Document(

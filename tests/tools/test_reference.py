@@ -12,12 +12,12 @@ from tests.conftest import REPOSITORY, ROOT
 from tests.samples import render_blank
 from triton_ocr import contract
 from triton_ocr.config.packs import PACKS, pack_named
+from triton_ocr.config.packs import REFERENCE_PACKS as REFERENCES
 from triton_ocr.config.repository import Repository
 from triton_ocr.export.ppocr import WHEELS
 from triton_ocr.settings import Boxes, DetectorInput
 from triton_ocr.tools import reference
 from triton_ocr.tools.reference import (
-    REFERENCES,
     ReferenceNotInstalled,
     rapidocr_reader,
     reference_for,

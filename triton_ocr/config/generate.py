@@ -18,7 +18,15 @@ from pathlib import Path
 import jinja2
 
 from triton_ocr import contract
-from triton_ocr.config.packs import DEFAULT_PACK, PACK_LIST, Pack, Param, Tensor, pack_named
+from triton_ocr.config.packs import (
+    DEFAULT_PACK,
+    PACK_LIST,
+    Pack,
+    Param,
+    Tensor,
+    pack_named,
+    settings_of,
+)
 
 TEMPLATES = Path(__file__).parent / "templates"
 # the networks' instances and threads are the 2-core layout; `serve` sets them for the cores
@@ -115,10 +123,6 @@ def detector_maps(pack: Pack) -> list[Tensor]:
     return [Tensor(t.ensemble, t.dims) for t in pack.detector.outputs]
 
 
-def value(params: Iterable[Param], key: str) -> str:
-    return next(p.value for p in params if p.key == key)
-
-
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -135,7 +139,7 @@ def environment() -> jinja2.Environment:
         tensors=tensors,
         comment=comment,
         detector_maps=detector_maps,
-        value=value,
+        settings_of=settings_of,
         contract=contract,
         queue_timeout_us=int(contract.REQUEST_TIMEOUT_S * 1_000_000),
     )
@@ -148,20 +152,30 @@ def render(variant: Variant, env: jinja2.Environment | None = None) -> str:
     return GENERATED.format(model=variant.model) + "\n" + body
 
 
+def stale(repository: Path, variant: Variant, env: jinja2.Environment) -> str | None:
+    """Why `variant`'s file in `repository` is not what `write` makes of it (None: it is)."""
+    path = repository / variant.path
+    if variant.link is not None:
+        linked = path.is_symlink() and os.readlink(path) == variant.link
+        return None if linked else f"not a link to {variant.link}"
+    if path.is_symlink() or not path.is_file():
+        return "missing or not a file"
+    if path.read_text() != render(variant, env):
+        return "differs from its template and pack"
+    return None
+
+
 def differences(repository: Path) -> list[str]:
-    """The config files of `repository` that differ from what `write` would make of them."""
+    """The config files of `repository` that differ from what `write` would make of them, and
+    those no pack or model declares."""
     env = environment()
-    found = []
-    for variant in variants():
-        path = repository / variant.path
-        if variant.link is not None:
-            if not path.is_symlink() or os.readlink(path) != variant.link:
-                found.append(f"{variant.path}: not a link to {variant.link}")
-        elif path.is_symlink() or not path.is_file():
-            found.append(f"{variant.path}: missing or not a file")
-        elif path.read_text() != render(variant, env):
-            found.append(f"{variant.path}: differs from its template and pack")
-    expected = {variant.path for variant in variants()}
+    declared = variants()
+    found = [
+        f"{variant.path}: {why}"
+        for variant in declared
+        if (why := stale(repository, variant, env)) is not None
+    ]
+    expected = {variant.path for variant in declared}
     for path in sorted(repository.glob("*/config.pbtxt")) + sorted(
         repository.glob("*/configs/*.pbtxt")
     ):
@@ -171,23 +185,19 @@ def differences(repository: Path) -> list[str]:
 
 
 def write(repository: Path) -> list[Path]:
-    """Write every config file of `repository`; returns those that changed."""
+    """Write every config file of `repository` that is not what it should be; returns them."""
     env = environment()
     changed = []
     for variant in variants():
+        if stale(repository, variant, env) is None:
+            continue
         path = repository / variant.path
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
         if variant.link is not None:
-            if path.is_symlink() and os.readlink(path) == variant.link:
-                continue
-            path.unlink(missing_ok=True)
             path.symlink_to(variant.link)
         else:
-            text = render(variant, env)
-            if not path.is_symlink() and path.is_file() and path.read_text() == text:
-                continue
-            path.unlink(missing_ok=True)
-            path.write_text(text)
+            path.write_text(render(variant, env))
         changed.append(path)
     return changed
 

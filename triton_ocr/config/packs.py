@@ -13,6 +13,7 @@ adapters are shared: what differs between packs is config data.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,10 +113,12 @@ class Pack:
 
     @property
     def detector_family(self) -> str:
-        return next(p.value for p in self.boxes if p.key == "detector")
+        return settings_of(self.boxes)["detector"]
 
-    def box_settings(self) -> dict[str, str]:
-        return {p.key: p.value for p in self.boxes if p.key != "detector"}
+
+def settings_of(params: Iterable[Param]) -> dict[str, str]:
+    """Parameters by key, as a config gives them to its model."""
+    return {p.key: p.value for p in params}
 
 
 # --- shared parts ---------------------------------------------------------------------------
@@ -583,6 +586,8 @@ FAST_PACK = "ppocr-v6-tiny"
 # the packs with a GPU variant -> its config name (configs/<variant>.pbtxt of the networks;
 # the Python steps of the default pack keep config.pbtxt, as Triton falls back to it)
 GPU_VARIANTS = {pack.name: pack.gpu_variant for pack in PACK_LIST if pack.gpu_variant}
+# the packs compared with their RapidOCR release (eval's reference, the bench's row A)
+REFERENCE_PACKS = tuple(pack.name for pack in PACK_LIST if pack.reference is not None)
 
 
 def pack_named(name: str) -> Pack:

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from triton_ocr.config.packs import PACK_LIST, PACKS_BY_NAME, Pack, Reference, pack_named
+from triton_ocr.config.packs import (
+    PACKS_BY_NAME,
+    REFERENCE_PACKS,
+    Pack,
+    Reference,
+    pack_named,
+    settings_of,
+)
 
 if TYPE_CHECKING:  # bench's row A runs this module alone in a fresh process: import little
     from triton_ocr.tools.evaluation.runner import Reader
@@ -34,10 +41,6 @@ def rapidocr_params(engine: str) -> dict[str, str]:
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     return {} if engine == DEFAULT_ENGINE else {f"{step}.engine_type": engine for step in STEPS}
-
-
-# the packs compared with a RapidOCR release, in the registry's order
-REFERENCES = tuple(pack.name for pack in PACK_LIST if pack.reference is not None)
 
 
 class ReferenceNotInstalled(ImportError):
@@ -70,8 +73,7 @@ def model_params(pack: str) -> dict[str, object]:
 
 def detector_params(pack: Pack) -> dict[str, object]:
     """RapidOCR 3.x's `Det.*` params for the DB and normalisation settings `pack` serves."""
-    boxes = pack.box_settings()
-    detector_input = {p.key: p.value for p in pack.detector_input}
+    boxes, detector_input = settings_of(pack.boxes), settings_of(pack.detector_input)
     return {
         **{f"Det.{key}": float(boxes[key]) for key in ("thresh", "box_thresh", "unclip_ratio")},
         "Det.max_candidates": int(boxes["max_candidates"]),
@@ -88,7 +90,7 @@ def reference_for(pack: str) -> Reference:
     if found is None or found.reference is None:
         raise ValueError(
             f"pack {pack!r} has no in-process RapidOCR reference (its models are not "
-            f"RapidOCR's); references exist for {', '.join(REFERENCES)}"
+            f"RapidOCR's); references exist for {', '.join(REFERENCE_PACKS)}"
         )
     return found.reference
 
