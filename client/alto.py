@@ -7,7 +7,9 @@ ALTO a `String` is one word, as viewers, search highlighting and ALTO tools read
 without word boxes is cut at its spaces, each word's box its share of the line's box by
 characters. A word split at a line end (a hyphen after a letter, the block's next line going on
 in lower case) ends its line with `HYP`, and both parts carry the whole word (`SUBS_CONTENT`).
-Boxes are axis-aligned, in integer pixels of the page (`MeasurementUnit` pixel), clamped to it.
+A table (when read) is a `ComposedBlock` of `TYPE` table holding a `TextBlock` per cell, the
+cell's lines in it. Boxes are axis-aligned, in integer pixels of the page (`MeasurementUnit`
+pixel), clamped to it.
 Schema: https://www.loc.gov/standards/alto/
 
 Works on anything shaped like results.Page (read by attribute), as hocr.py does.
@@ -19,7 +21,16 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .hocr import NOT_XML, OCR_SYSTEM, LineLike, PageLike, WordLike, bbox_of, page_blocks
+from .hocr import (
+    NOT_XML,
+    OCR_SYSTEM,
+    LineLike,
+    PageLike,
+    TableRegion,
+    WordLike,
+    bbox_of,
+    page_regions,
+)
 
 NAMESPACE = "http://www.loc.gov/standards/alto/ns-v4#"
 SCHEMA_VERSION = "4.4"
@@ -145,10 +156,29 @@ def page_element(layout: ET.Element, page: PageLike) -> None:
         attributes["ROTATION"] = str((360 - rotation) % 360)
     element = ET.SubElement(layout, "Page", attributes)
     space = ET.SubElement(element, "PrintSpace", {"HPOS": "0", "VPOS": "0", **size})
-    for b, (points, lines) in enumerate(page_blocks(page), start=1):
+    for b, region in enumerate(page_regions(page), start=1):
         ident = f"p{number}_b{b}"
+        if isinstance(region, TableRegion):
+            table_element(space, region, page, ident)
+            continue
+        points, lines = region
         block_element = ET.SubElement(space, "TextBlock", {"ID": ident, **box(points, page)})
         block_lines(block_element, lines, page, ident)
+
+
+def table_element(space: ET.Element, region: TableRegion, page: PageLike, ident: str) -> None:
+    """A table as a ComposedBlock of TYPE table holding a TextBlock per cell, row by row (ALTO
+    has no rows or spans: each cell's box says where it lies), the lines in it inside."""
+    table = region.table
+    element = ET.SubElement(
+        space, "ComposedBlock", {"ID": ident, "TYPE": "table", **box(table.polygon, page)}
+    )
+    for k, (cell, lines) in enumerate(region.cells, start=1):
+        cell_ident = f"{ident}_c{k}"
+        cell_element = ET.SubElement(
+            element, "TextBlock", {"ID": cell_ident, **box(cell.polygon, page)}
+        )
+        block_lines(cell_element, lines, page, cell_ident)
 
 
 def to_alto(pages: Iterable[PageLike], source: str | None = None) -> str:

@@ -37,6 +37,7 @@ from triton_ocr.client.address import TRITON_PORTS, WrongAddress, check_protocol
 from triton_ocr.client.formats import (
     FILE_FORMATS,
     FORMATS,
+    TABLE_FORMATS,
     jsonl_records,
     render_markdown,
     render_text,
@@ -74,6 +75,13 @@ class ReadOptions:
     progress: bool | None = None  # None: when stderr is a terminal
     pdf_text: str = "skip"  # --format pdf, pages with text: skip, redo or force (PDF_TEXT_FLAGS)
     headers_footers: bool = False  # --format markdown (and .md): keep running headers, footers
+    tables: bool | None = None  # None: for Markdown (--format markdown, or --out's .md)
+
+    @property
+    def asks_tables(self) -> bool:
+        if self.tables is not None:
+            return self.tables
+        return self.output in TABLE_FORMATS or self.out is not None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -257,6 +265,8 @@ def read_files(options: ReadOptions) -> int:
         parameters["single_line"] = "always"
     if options.pdf_dpi is not None:
         parameters[contract.PDF_DPI] = options.pdf_dpi
+    if options.asks_tables:
+        parameters[contract.TABLES] = True
     local = threading.local()  # one client per worker thread
     clients: list[OcrClient] = []
     lock = threading.Lock()
@@ -412,6 +422,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         "--headers-footers",
         action="store_true",
         help="Keep running headers and footers in the Markdown (--format markdown, .md).",
+    )
+    parser.add_argument(
+        "--tables",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Find each page's tables and their cells (default: with --format markdown and "
+        "--out, whose .md writes them).",
     )
     parser.add_argument(
         "--out",

@@ -12,6 +12,8 @@ from triton_ocr.client.results import Document, Page
 
 FORMATS = ("text", "json", "jsonl", "markdown", "hocr", "alto", "pdf")
 FILE_FORMATS = ("hocr", "alto", "pdf")  # one document per file (`read` writes them into --out)
+# the formats that ask the service for tables unless told not to (a table is their point there)
+TABLE_FORMATS = ("markdown",)
 MEDIA_TYPES = {
     "json": "application/json",
     "jsonl": "application/x-ndjson",

@@ -5,7 +5,10 @@ one `ocr_par`, each line an `ocr_line` (with its `textangle` when the page came 
 word an `ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox`
 (integer pixels of the page, clamped to it) and, for lines and words, `x_wconf` (0-100). A
 line read without word boxes holds one `ocrx_word` with the line's text and box, so tools that
-collect words still get every text. Spec: https://kba.github.io/hocr-spec/1.2/
+collect words still get every text. A page's tables (when read) are XHTML tables of class
+`ocr_table` where their first line was read, a cell per cell (its `bbox`, its spans) holding the
+lines whose centre lies in it, out of their blocks: every line is written once.
+Spec: https://kba.github.io/hocr-spec/1.2/
 
 Works on anything shaped like results.Page (read by attribute), so results.py can use it
 without the two importing each other.
@@ -16,10 +19,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 OCR_SYSTEM = "triton-ocr"
-CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocrx_word"
+CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocrx_word ocr_table"
 HEADER = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
     "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
@@ -60,6 +64,140 @@ class BlockLike(Protocol):
     def polygon(self) -> Sequence[Sequence[float]]: ...
     @property
     def lines(self) -> Sequence[LineLike]: ...
+
+
+class CellLike(Protocol):
+    @property
+    def row(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+    @property
+    def row_span(self) -> int: ...
+    @property
+    def column_span(self) -> int: ...
+    @property
+    def polygon(self) -> Sequence[Sequence[float]]: ...
+    @property
+    def text(self) -> str: ...
+
+
+class TableLike(Protocol):
+    @property
+    def polygon(self) -> Sequence[Sequence[float]]: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def columns(self) -> int: ...
+    @property
+    def cells(self) -> Sequence[CellLike]: ...
+
+
+def tables_of(page: object) -> Sequence[TableLike]:
+    """A page's tables (results.Page.tables; none on a page shaped without them)."""
+    return tuple(getattr(page, "tables", ()))
+
+
+def centre(polygon: Sequence[Sequence[float]]) -> tuple[float, float]:
+    return (
+        sum(p[0] for p in polygon) / len(polygon),
+        sum(p[1] for p in polygon) / len(polygon),
+    )
+
+
+def in_box(point: tuple[float, float], polygon: Sequence[Sequence[float]]) -> bool:
+    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
+    return min(xs) <= point[0] <= max(xs) and min(ys) <= point[1] <= max(ys)
+
+
+def table_of(line: LineLike, tables: Sequence[TableLike]) -> int | None:
+    """The table whose box holds a line's centre, if any."""
+    middle = centre(line.polygon)
+    return next((k for k, table in enumerate(tables) if in_box(middle, table.polygon)), None)
+
+
+L = TypeVar("L", bound=LineLike)
+
+
+def without_tables(
+    blocks: Sequence[Sequence[L]], tables: Sequence[TableLike]
+) -> tuple[list[tuple[int, list[L]]], dict[int, list[int]]]:
+    """A page's blocks (their index, their lines) less the lines in its tables (blocks left
+    empty dropped), and where each table goes, by its index: before the kept block at that
+    place, so after the block that held its first line in reading order (a table none of whose
+    lines came back goes last)."""
+    kept: list[tuple[int, list[L]]] = []
+    places: dict[int, list[int]] = {}
+    placed: set[int] = set()
+    for b, lines in enumerate(blocks):
+        rest = []
+        for line in lines:
+            held = table_of(line, tables)
+            if held is None:
+                rest.append(line)
+            elif held not in placed:
+                placed.add(held)
+                places.setdefault(len(kept), []).append(held)
+        if rest:
+            kept.append((b, rest))
+    for k in range(len(tables)):
+        if k not in placed:
+            places.setdefault(len(kept), []).append(k)
+    return kept, places
+
+
+def cell_lines(table: TableLike, lines: Sequence[L]) -> list[list[L]]:
+    """Per cell of a table, the lines whose centre it holds (a line in none: the nearest)."""
+    found: list[list[L]] = [[] for _ in table.cells]
+    middles = [centre(cell.polygon) for cell in table.cells]
+    for line in lines:
+        x, y = centre(line.polygon)
+        held = [k for k, cell in enumerate(table.cells) if in_box((x, y), cell.polygon)]
+        if held:
+            found[held[0]].append(line)
+        elif middles:
+            nearest = min(range(len(middles)), key=lambda k: math.dist(middles[k], (x, y)))
+            found[nearest].append(line)
+    return found
+
+
+@dataclass(frozen=True)
+class TableRegion:
+    """A table on a page, each of its cells with the page's lines that lie in it."""
+
+    table: TableLike
+    cells: list[tuple[CellLike, list[LineLike]]]
+
+
+Region = tuple[Sequence[Sequence[float]], Sequence[LineLike]] | TableRegion
+
+
+def page_regions(page: PageLike) -> list[Region]:
+    """A page's blocks (box, lines) and tables in reading order: a table where its first line
+    was read, its lines in its cells and out of their blocks (a block that lost lines boxed
+    around the rest)."""
+    blocks = page_blocks(page)
+    tables = tables_of(page)
+    if not tables:
+        return list(blocks)
+    kept, places = without_tables([list(lines) for _, lines in blocks], tables)
+    held: dict[int, list[LineLike]] = {k: [] for k in range(len(tables))}
+    for _, lines in blocks:
+        for line in lines:
+            k = table_of(line, tables)
+            if k is not None:
+                held[k].append(line)
+    regions: list[Region] = []
+    for i in range(len(kept) + 1):
+        for k in places.get(i, []):
+            cells = list(zip(tables[k].cells, cell_lines(tables[k], held[k]), strict=True))
+            regions.append(TableRegion(tables[k], cells))
+        if i < len(kept):
+            b, lines = kept[i]
+            points, whole = blocks[b]
+            if len(lines) < len(whole):  # boxed around the lines left
+                points = [point for line in lines for point in line.polygon]
+            regions.append((points, lines))
+    return regions
 
 
 class PageLike(Protocol):
@@ -133,14 +271,44 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     error = getattr(page, "error", "")
     if error:  # a page the server could not read: why, for a reader
         out.append(f"   <!-- not read: {escape(error).replace('--', '- -')} -->")
-    counts = {"line": 0, "word": 0}
-    for block_count, (points, lines) in enumerate(page_blocks(page), start=1):
+    counts = {"line": 0, "word": 0, "block": 0, "table": 0}
+    for region in page_regions(page):
+        if isinstance(region, TableRegion):
+            out += table_hocr(region, page, counts)
+            continue
+        points, lines = region
+        counts["block"] += 1
+        block_count = counts["block"]
         box = title(bbox_of(points, page.width, page.height))
         out.append(f"   <div class='ocr_carea' id='block_{number}_{block_count}' title='{box}'>")
         out.append(f"    <p class='ocr_par' id='par_{number}_{block_count}' title='{box}'>")
         out += [f"     {row}" for line in lines for row in line_hocr(line, page, counts)]
         out += ["    </p>", "   </div>"]
     out.append("  </div>")
+    return out
+
+
+def table_hocr(region: TableRegion, page: PageLike, counts: dict[str, int]) -> list[str]:
+    """A table as an `ocr_table` XHTML table: a row per table row, a cell per cell (its box, its
+    spans) holding the lines that lie in it, so that every line is written once."""
+    number = page.number + 1
+    counts["table"] += 1
+    box = title(bbox_of(region.table.polygon, page.width, page.height))
+    out = [f"   <table class='ocr_table' id='table_{number}_{counts['table']}' title='{box}'>"]
+    for row in range(region.table.rows):
+        out.append("    <tr>")
+        for cell, lines in region.cells:
+            if cell.row != row:
+                continue
+            spans = (f" rowspan='{cell.row_span}'" if cell.row_span > 1 else "") + (
+                f" colspan='{cell.column_span}'" if cell.column_span > 1 else ""
+            )
+            cell_box = title(bbox_of(cell.polygon, page.width, page.height))
+            out.append(f"     <td title='{cell_box}'{spans}>")
+            out += [f"      {row}" for line in lines for row in line_hocr(line, page, counts)]
+            out.append("     </td>")
+        out.append("    </tr>")
+    out.append("   </table>")
     return out
 
 

@@ -5,15 +5,18 @@ the document's body text is a heading (levels by size, largest first); a block w
 line starts with a bullet or a number is a list; any other block is a paragraph, its lines
 joined (a word split by a hyphen at a line end joined again; running text going on in the next
 column joined to it), or, when its rows hold lines set apart (a price beside its item), its
-rows kept with hard line breaks. Running headers and footers (a short row alone at a page's top
-or bottom edge that holds a page number, is set smaller than the body, or recurs on another
-page) are left out unless asked for. An HTML comment names each page after the first. Every
-word is a word the service read: the text is escaped so that Markdown reads it as text, and
-only list and heading markers are added (a bullet glyph the service read becomes the list's).
+rows kept with hard line breaks. A page's tables (when read) come where their first line was
+read, as GitHub tables, or HTML tables where cells span. Running headers and footers (a short
+row alone at a page's top or bottom edge that holds a page number, is set smaller than the
+body, or recurs on another page) are left out unless asked for. An HTML comment names each
+page after the first. Every word is a word the service read: the text is escaped so that
+Markdown reads it as text, and only list, heading and table markup is added (a bullet glyph
+the service read becomes the list's).
 """
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import unicodedata
@@ -22,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .alto import hyphen_split
-from .hocr import LineLike, PageLike
+from .hocr import CellLike, LineLike, PageLike, TableLike, tables_of, without_tables
 
 Polygon = Sequence[Sequence[float]]
 # a heading's lines are at least this much taller than the body's, a new heading level this
@@ -72,9 +75,10 @@ def groups_of(page: PageLike) -> list[Group]:
 class Shaped:
     """A block and what it reads as."""
 
-    kind: str  # heading, list, paragraph or furniture
+    kind: str  # heading, list, paragraph, furniture or table
     block: Group
     height: float  # its lines' mean height (pixels)
+    table: TableLike | None = None
 
 
 def line_height(polygon: Polygon) -> float:
@@ -209,12 +213,20 @@ def furniture(
 def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
     """Each page's blocks (or lines, on a page without blocks), with what each reads as."""
     body = body_height(pages)
-    groups = [groups_of(page) for page in pages]
+    split = []
+    for page in pages:
+        kept, places = without_tables([g.lines for g in groups_of(page)], tables_of(page))
+        split.append(([Group(tuple(lines)) for _, lines in kept], places, tables_of(page)))
+    groups = [held for held, _, _ in split]
     left_out = furniture(pages, groups, body)
     shaped = []
-    for held, edges in zip(groups, left_out, strict=True):
+    for (held, places, tables), edges in zip(split, left_out, strict=True):
         found = []
-        for i, block in enumerate(held):
+        for i in range(len(held) + 1):
+            found += [Shaped("table", Group(()), 0.0, tables[k]) for k in places.get(i, [])]
+            if i == len(held):
+                break
+            block = held[i]
             if not block.lines:
                 continue
             height = sum(line_height(line.polygon) for line in block.lines) / len(block.lines)
@@ -278,9 +290,15 @@ def joined(lines: Sequence[str]) -> str:
     return text
 
 
+def inline_escaped(text: str) -> str:
+    """`text` as Markdown reads it as plain text inside a line (a table cell): inline markup
+    characters backslash-escaped."""
+    return ENTITY.sub(r"\\&", INLINE.sub(r"\\\1", text))
+
+
 def escaped(text: str) -> str:
     """`text` as Markdown reads it as plain text: markup characters backslash-escaped."""
-    text = ENTITY.sub(r"\\&", INLINE.sub(r"\\\1", text))
+    text = inline_escaped(text)
     return LEADING.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
 
 
@@ -339,7 +357,9 @@ def page_markdown(
     running: list[str] = []  # the lines of the paragraph last written, while it may go on
     for k, s in enumerate(kept):
         texts = [line.text for line in s.block.lines]
-        if s.kind == "heading":
+        if s.table is not None:
+            parts.append(table_markdown(s.table))
+        elif s.kind == "heading":
             parts.append("#" * levels[s.height] + " " + escaped(joined(texts)))
         elif s.kind == "list":
             parts.append("\n".join(list_items(s.block.lines)))
@@ -351,6 +371,38 @@ def page_markdown(
             parts.append(paragraph(s.block))
         running = texts
     return parts
+
+
+def table_markdown(table: TableLike) -> str:
+    """A table as a GitHub table, its first row the header; as an HTML table where a cell
+    spans rows or columns (a GitHub table cannot say so)."""
+    grid: list[list[CellLike | None]] = [[None] * table.columns for _ in range(table.rows)]
+    for cell in table.cells:
+        grid[cell.row][cell.column] = cell
+    if any(c.row_span > 1 or c.column_span > 1 for c in table.cells):
+        return table_html(grid)
+    rows = [
+        "| " + " | ".join(inline_escaped(" ".join(c.text.split())) if c else "" for c in row) + " |"
+        for row in grid
+    ]
+    rule = "|" + " --- |" * table.columns
+    return "\n".join([rows[0], rule, *rows[1:]])
+
+
+def table_html(grid: Sequence[Sequence[CellLike | None]]) -> str:
+    """A table as one HTML block (no blank line inside, so Markdown keeps it whole)."""
+    rows = []
+    for row in grid:
+        cells = []
+        for c in row:
+            if c is None:
+                continue
+            spans = (f' rowspan="{c.row_span}"' if c.row_span > 1 else "") + (
+                f' colspan="{c.column_span}"' if c.column_span > 1 else ""
+            )
+            cells.append(f"<td{spans}>{html.escape(' '.join(c.text.split()))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return "<table>\n" + "\n".join(rows) + "\n</table>"
 
 
 def comment(text: str) -> str:

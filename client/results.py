@@ -73,6 +73,56 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Cell:
+    """One cell of a table: its row and column (0-based, the table's own as read upright), how
+    many rows and columns it spans, its box (original pixels) and the text read in it."""
+
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    polygon: Polygon
+    text: str
+
+    def to_dict(self) -> dict:
+        return {
+            "row": self.row,
+            "column": self.column,
+            "row_span": self.row_span,
+            "column_span": self.column_span,
+            "polygon": polygon_list(self.polygon),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table found on a page (request parameter `tables`): its box, its size in rows and
+    columns, and its cells row by row (a spanning cell once, at its first row and column)."""
+
+    polygon: Polygon
+    rows: int
+    columns: int
+    cells: tuple[Cell, ...]
+
+    def grid(self) -> list[list[Cell | None]]:
+        """rows x columns: each place holds the cell that starts there, None where a spanning
+        cell covers it."""
+        places: list[list[Cell | None]] = [[None] * self.columns for _ in range(self.rows)]
+        for cell in self.cells:
+            places[cell.row][cell.column] = cell
+        return places
+
+    def to_dict(self) -> dict:
+        return {
+            "polygon": polygon_list(self.polygon),
+            "rows": self.rows,
+            "columns": self.columns,
+            "cells": [cell.to_dict() for cell in self.cells],
+        }
+
+
+@dataclass(frozen=True)
 class Page:
     """One page read: `number` is its 0-based index in its item (an image is page 0), its size
     is that of the image the server read (pixels, EXIF orientation applied; a PDF page as
@@ -92,6 +142,7 @@ class Page:
     # how it was read: "ocr", "layer" (a PDF page's own text layer, exact, confidence 1) or
     # "both" (a page of pictures: its drawn text from the layer, OCR's lines elsewhere)
     read_from: str = "ocr"
+    tables: tuple[Table, ...] = ()  # when asked for (`tables`), top to bottom
 
     @property
     def text(self) -> str:
@@ -110,6 +161,7 @@ class Page:
             "read_from": self.read_from,
             "lines": [line.to_dict() for line in self.lines],
             "blocks": [block.to_dict() for block in self.blocks],
+            "tables": [table.to_dict() for table in self.tables],
         }
         if self.error:
             found["error"] = self.error
@@ -192,6 +244,10 @@ ENTRY_SHAPES = {
     contract.OCR_OUTPUT_WORD_POLYGONS: (4, 2),
     contract.OCR_OUTPUT_PAGE_SIZE: (2,),
     contract.OCR_OUTPUT_BLOCK_POLYGONS: (4, 2),
+    contract.OCR_OUTPUT_TABLE_POLYGONS: (4, 2),
+    contract.OCR_OUTPUT_TABLE_GRID: (2,),
+    contract.OCR_OUTPUT_CELL_GRID: (4,),
+    contract.OCR_OUTPUT_CELL_POLYGONS: (4, 2),
 }
 
 
@@ -325,6 +381,49 @@ def parse_blocks(
     return found
 
 
+def parse_tables(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[list[Table]]:
+    """Each page's tables, from the table and cell outputs (none from a server without them or
+    a request that did not ask)."""
+    if any(outputs.get(name) is None for name in contract.OCR_TABLE_OUTPUTS):
+        return [[] for _ in range(pages)]
+    table_page = column(outputs, contract.OCR_OUTPUT_TABLE_PAGE, np.int64).reshape(-1)
+    polygons = as_polygons(column(outputs, contract.OCR_OUTPUT_TABLE_POLYGONS, np.float32))
+    grid = column(outputs, contract.OCR_OUTPUT_TABLE_GRID, np.int64)
+    cell_table = column(outputs, contract.OCR_OUTPUT_CELL_TABLE, np.int64).reshape(-1)
+    cell_grid = column(outputs, contract.OCR_OUTPUT_CELL_GRID, np.int64)
+    cell_polygons = as_polygons(column(outputs, contract.OCR_OUTPUT_CELL_POLYGONS, np.float32))
+    cell_text = column(outputs, contract.OCR_OUTPUT_CELL_TEXT).reshape(-1)
+    if not len(table_page) == len(polygons) == len(grid):
+        raise ValueError(
+            f"inconsistent response: {len(table_page)} table pages, {len(polygons)} table "
+            f"polygons, {len(grid)} table grids"
+        )
+    if not len(cell_table) == len(cell_grid) == len(cell_polygons) == len(cell_text):
+        raise ValueError(
+            f"inconsistent response: {len(cell_table)} cell tables, {len(cell_grid)} cell grids, "
+            f"{len(cell_polygons)} cell polygons, {len(cell_text)} cell texts"
+        )
+    check_index(table_page, pages, "table_page", "pages", "tables are not in page order")
+    check_index(cell_table, len(grid), "cell_table", "tables", "cells are not table by table")
+    cells: list[list[Cell]] = [[] for _ in grid]
+    for table, (row, col, rows, cols), polygon, text in zip(
+        cell_table, cell_grid, cell_polygons, cell_text, strict=True
+    ):
+        size = grid[int(table)]
+        if min(row, col) < 0 or min(rows, cols) < 1 or row + rows > size[0] or col + cols > size[1]:
+            raise ValueError(
+                f"inconsistent response: a cell at row {row}, column {col} spanning {rows} x "
+                f"{cols} outside its table of {size[0]} x {size[1]}"
+            )
+        cells[int(table)].append(
+            Cell(int(row), int(col), int(rows), int(cols), polygon, as_text(text))
+        )
+    found: list[list[Table]] = [[] for _ in range(pages)]
+    for page, polygon, (rows, cols), held in zip(table_page, polygons, grid, cells, strict=True):
+        found[int(page)].append(Table(polygon, int(rows), int(cols), tuple(held)))
+    return found
+
+
 def parse_ocr_outputs(
     outputs: Mapping[str, np.ndarray | None],
     items: int,
@@ -371,12 +470,17 @@ def parse_ocr_outputs(
     rotations = page_rotations(outputs, len(page_image))
     read_from_of = page_sources(outputs, len(page_image))
     blocks = parse_blocks(outputs, lines, len(page_image))
+    tables = parse_tables(outputs, len(page_image))
     # page number k of item i: the k-th page listed for item i
-    sizes: list[list[tuple[int, int, str, int, list[Block], str]]] = [[] for _ in range(items)]
-    for item, (width, height), error, rotation, held, read_from in zip(
-        page_image, page_size, page_error, rotations, blocks, read_from_of, strict=True
+    sizes: list[list[tuple[int, int, str, int, list[Block], str, list[Table]]]] = [
+        [] for _ in range(items)
+    ]
+    for item, (width, height), error, rotation, held, read_from, found_tables in zip(
+        page_image, page_size, page_error, rotations, blocks, read_from_of, tables, strict=True
     ):
-        sizes[int(item)].append((int(width), int(height), error, rotation, held, read_from))
+        sizes[int(item)].append(
+            (int(width), int(height), error, rotation, held, read_from, found_tables)
+        )
     found: list[list[list[TextLine]]] = [[[] for _ in pages] for pages in sizes]
     for n, (item, page) in enumerate(zip(image_of, page_of, strict=True)):
         if not (0 <= item < items and 0 <= page < len(sizes[item])):
@@ -397,10 +501,17 @@ def parse_ocr_outputs(
                     rotation,
                     tuple(held),
                     read_from,
+                    tuple(found_tables),
                 )
-                for number, (width, height, error, rotation, held, read_from) in enumerate(
-                    sizes[item]
-                )
+                for number, (
+                    width,
+                    height,
+                    error,
+                    rotation,
+                    held,
+                    read_from,
+                    found_tables,
+                ) in enumerate(sizes[item])
             ),
             source=sources[item] if sources is not None else None,
         )

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from .blocks import block_boxes
 from .geometry import turned_back
+from .tables import Table, turned_table
 from .words import Words
 
 
@@ -28,6 +29,7 @@ class Texts:
     line_block: NDArray[np.int32] = dataclasses.field(default_factory=lambda: np.zeros(0, np.int32))
     block_quads: NDArray[np.float32] = dataclasses.field(default_factory=no_blocks)
     rotation: int = 0  # degrees the page's content was turned clockwise (and turned back)
+    tables: tuple[Table, ...] = ()  # when asked for (postprocessing.tables), top to bottom
 
     @staticmethod
     def empty(rotation: int = 0) -> Texts:
@@ -48,6 +50,9 @@ class Texts:
 
     def with_words(self, words: Words) -> Texts:
         return dataclasses.replace(self, words=words)
+
+    def with_tables(self, tables: Sequence[Table]) -> Texts:
+        return dataclasses.replace(self, tables=tuple(tables))
 
     def with_blocks(self, line_block: NDArray[np.int32]) -> Texts:
         """Each text's block given (texts already block by block): blocks left without a
@@ -71,6 +76,7 @@ class Texts:
             words=words,
             block_quads=back(self.block_quads),
             rotation=rotation,
+            tables=tuple(turned_table(t, back) for t in self.tables),
         )
 
 

@@ -120,3 +120,22 @@ def born_digital_pdf(
         buffer = io.BytesIO()
         document.save(buffer)
     return buffer.getvalue()
+
+
+def table_pdf() -> bytes:
+    """tests.samples.RULED_CELLS as a word processor lays out a table (fpdf2's, every border
+    drawn): drawn text, its header's second cell across two columns."""
+    from tests.samples import RULED_CELLS
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    with pdf.table(col_widths=(110, 80, 80, 60), width=330, line_height=22) as table:
+        for cells in RULED_CELLS:
+            row = table.row()
+            for k, text in enumerate(cells):
+                if text is None:
+                    continue
+                spans = 2 if k + 1 < len(cells) and cells[k + 1] is None else 1
+                row.cell(text, colspan=spans)
+    return bytes(pdf.output())

@@ -5,8 +5,9 @@ triton_ocr.tools.samples.render)."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from triton_ocr.tools.samples import Placed, Sample, font, render
 
@@ -188,6 +189,40 @@ def layout_page(kind: str, face: str = "DejaVuSerif.ttf", size: int = 20) -> Sam
 
 
 LAYOUTS = ("two-columns", "three-columns", "headline", "sidebar", "grid", "receipt")
+
+# A ruled table: rows of cells (None: covered by the cell to its left, which spans it; "": an
+# empty cell), the header's "Sales" across two columns
+RULED_CELLS = (
+    ("Region", "Sales", None, "Staff"),
+    ("", "2024", "2025", ""),
+    ("North", "1,200", "1,350", "12"),
+    ("South", "980", "1,020", "9"),
+    ("East", "1,500", "1,610", "15"),
+)
+RULED_XS = (40, 260, 420, 580, 720)  # the column rules
+
+
+def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20) -> Sample:
+    """RULED_CELLS in a grid of rules one pixel short of 2 wide, no rule inside the spanning
+    header cell; its lines in reading order, row by row."""
+    pitch, top = 2 * size + 10, 40
+    ys = [top + pitch * r for r in range(len(RULED_CELLS) + 1)]
+    placed = [
+        Placed(text, (RULED_XS[c] + 10, ys[r] + size // 3), size, face=face)
+        for r, row in enumerate(RULED_CELLS)
+        for c, text in enumerate(row)
+        if text
+    ]
+    sample = render(tuple(placed), size=(RULED_XS[-1] + 40, ys[-1] + 40))
+    image = Image.open(io.BytesIO(sample.png))
+    draw = ImageDraw.Draw(image)
+    for y in ys:
+        draw.line([(RULED_XS[0], y), (RULED_XS[-1], y)], fill=(0, 0, 0), width=2)
+    for c, x in enumerate(RULED_XS):
+        draw.line([(x, ys[1] if c == 2 else ys[0]), (x, ys[-1])], fill=(0, 0, 0), width=2)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return replace(sample, png=buffer.getvalue())
 
 
 def word_ink_boxes(sample: Sample) -> list[tuple[str, tuple[int, int, int, int]]]:

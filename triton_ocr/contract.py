@@ -116,8 +116,28 @@ OCR_WORD_OUTPUTS = (
     OCR_OUTPUT_WORD_SCORES,
     OCR_OUTPUT_WORD_LINE,
 )
+# Tables (request parameter tables=true; empty otherwise), top to bottom on each page, and their
+# cells row by row. Rows and columns are the table's as read upright (page_rotation turned back).
+OCR_OUTPUT_TABLE_PAGE = "table_page"  # INT32 [T]: per table, its page among the P pages read
+OCR_OUTPUT_TABLE_POLYGONS = "table_polygons"  # FP32 [T, 4, 2]: each table's box, original pixels
+OCR_OUTPUT_TABLE_GRID = "table_grid"  # INT32 [T, 2]: its rows and columns
+OCR_OUTPUT_CELL_TABLE = "cell_table"  # INT32 [C]: per cell, its table among the T tables
+OCR_OUTPUT_CELL_GRID = "cell_grid"  # INT32 [C, 4]: its row, column, row span, column span
+OCR_OUTPUT_CELL_POLYGONS = "cell_polygons"  # FP32 [C, 4, 2]: each cell's box, original pixels
+OCR_OUTPUT_CELL_TEXT = "cell_text"  # BYTES [C]: the text read in it ("" for an empty cell)
+OCR_TABLE_OUTPUTS = (
+    OCR_OUTPUT_TABLE_PAGE,
+    OCR_OUTPUT_TABLE_POLYGONS,
+    OCR_OUTPUT_TABLE_GRID,
+    OCR_OUTPUT_CELL_TABLE,
+    OCR_OUTPUT_CELL_GRID,
+    OCR_OUTPUT_CELL_POLYGONS,
+    OCR_OUTPUT_CELL_TEXT,
+)
 # the config's order
-OCR_ALL_OUTPUTS = OCR_OUTPUTS + OCR_PAGE_OUTPUTS + OCR_WORD_OUTPUTS + OCR_BLOCK_OUTPUTS
+OCR_ALL_OUTPUTS = (
+    OCR_OUTPUTS + OCR_PAGE_OUTPUTS + OCR_WORD_OUTPUTS + OCR_BLOCK_OUTPUTS + OCR_TABLE_OUTPUTS
+)
 # What ensemble_model answers, and the client says before sending, when given a document (what:
 # "a PDF document", "a TIFF with 3 pages").
 DOCUMENT_REFUSED = (
@@ -126,6 +146,7 @@ DOCUMENT_REFUSED = (
 )
 # Request parameters the client sets by name (the full list: config/requests.py).
 WORD_BOXES = "word_boxes"
+TABLES = "tables"
 PAGE_ORIENTATION_PARAMETER = "page_orientation"  # "auto" or "off"
 PDF_DPI = "pdf_dpi"
 

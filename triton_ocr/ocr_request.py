@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from triton_ocr.errors import InvalidRequest
-from triton_ocr.pipeline import Networks, open_pages, read_layer, read_page_async, with_layer
+from triton_ocr.pipeline import (
+    Networks,
+    open_pages,
+    read_layer,
+    read_page_async,
+    with_layer,
+    with_tables,
+)
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
 from triton_ocr.settings import ManyImages, PipelineSettings
@@ -83,6 +90,8 @@ async def read_request(
                 f"the request holds {len(pages)} pages; at most {limit} per request"
             )
 
+        word_boxes, tables = settings.words.word_boxes, settings.tables.tables
+
         async def read(index: int, page: int) -> PageRead:
             reader = readers[index]
             async with slots:
@@ -93,7 +102,10 @@ async def read_request(
                         else None
                     )
                     if layer is not None and not layer.ocr_too:
-                        texts = read_layer(layer, settings.blocks, settings.words.word_boxes)
+                        texts = read_layer(layer, settings.blocks, word_boxes or tables)
+                        if tables:  # ruled tables are found in the rendered page's pixels
+                            image = await reader.page(page, many.page_timeout_s)
+                            texts = with_tables(texts, image, word_boxes)
                         return PageRead(index, page, layer.size, texts, source="layer")
                     image = await reader.page(page, many.page_timeout_s)
                 except InvalidRequest as exc:  # documents name the page (1-based) themselves
@@ -107,9 +119,10 @@ async def read_request(
                 size = (image.shape[1], image.shape[0])
                 if layer is None:
                     return PageRead(index, page, size, texts)
-                words = settings.words.word_boxes
-                texts = with_layer(texts, layer, settings.blocks, words)
-                return PageRead(index, page, size, texts, source="both")
+                merged = with_layer(texts, layer, settings.blocks, word_boxes or tables)
+                if tables and merged is not texts:  # texts of a turned page are kept alone
+                    merged = with_tables(merged, image, word_boxes)
+                return PageRead(index, page, size, merged, source="both")
 
         calls = (read(i, p) for i, p in pages)
         if caller_s is not None and caller_s < many.request_timeout_s:

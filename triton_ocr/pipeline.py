@@ -8,6 +8,7 @@
     recognize_rows   grouped_recognition         rows -> best path per crop (groups of similar
                                                  width, upside-down rows turned back first)
     read_lines       recognition_postprocessing  best path, boxes -> texts
+    with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
 
 The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
 `ocr` model (networks called through BLS, a document's pages from `open_pages` one by one) and
@@ -19,6 +20,7 @@ import here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -37,6 +39,7 @@ from triton_ocr.postprocessing.page_orientation import (
     upright_at_first_look,
 )
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
+from triton_ocr.postprocessing.tables import find_tables
 from triton_ocr.postprocessing.words import Words, text_words
 from triton_ocr.preprocessing.crops import cut_crops
 from triton_ocr.preprocessing.decode import decode_image
@@ -392,10 +395,22 @@ async def read_page_async(image: Image, settings: PipelineSettings, networks: Ne
         n.recognize,
         n.classify,
     )
+    tables, word_boxes = s.tables.tables, s.words.word_boxes
     texts = read_lines(
-        best, located.quads, s.alphabet, s.text_filter, located.rival, located, s.words.word_boxes
+        best, located.quads, s.alphabet, s.text_filter, located.rival, located, word_boxes or tables
     )
+    if tables:
+        texts = with_tables(texts, page, word_boxes)
     return texts.turned_back(upright.rotation, height_width(page))
+
+
+def with_tables(texts: Texts, page: Image, word_boxes: bool) -> Texts:
+    """Stage 6, when asked for: the tables of an upright page, from its pixels and the texts
+    read on it with their words (a line may cross cells), the words kept if `word_boxes`."""
+    found = texts.with_tables(
+        find_tables(page, texts.texts, texts.quads, texts.line_block, texts.words)
+    )
+    return found if word_boxes else dataclasses.replace(found, words=None)
 
 
 def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:

@@ -312,6 +312,14 @@ class WordBoxes:
 
 
 @dataclasses.dataclass(frozen=True)
+class Tables:
+    """Tables found on each page (postprocessing.tables): their cells with spans, boxes and
+    text; only when asked, as it takes the page's pixels and every line's words."""
+
+    tables: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class PipelineSettings:
     """Everything the stage functions need, for one pack (a request may override some)."""
 
@@ -330,6 +338,7 @@ class PipelineSettings:
     alphabet: Sequence[str]  # CTC classes, blank first
     documents: Documents
     words: WordBoxes
+    tables: Tables
 
     def __post_init__(self) -> None:
         channels = self.recognizer_input.channels

@@ -46,8 +46,8 @@ def test_hocr_is_xhtml_with_the_json_boxes_and_confidences():
     assert hocr.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE html PUBLIC')
     assert "<meta name='ocr-system' content='triton-ocr'/>" in hocr
     assert (
-        "<meta name='ocr-capabilities' content='ocr_page ocr_carea ocr_par ocr_line ocrx_word'/>"
-        in hocr
+        "<meta name='ocr-capabilities' "
+        "content='ocr_page ocr_carea ocr_par ocr_line ocrx_word ocr_table'/>" in hocr
     )
     root = ET.fromstring(hocr)
     assert root.tag == f"{XHTML}html"

@@ -77,6 +77,7 @@ def test_no_lines_at_all_still_gives_every_page():
                 "read_from": "ocr",
                 "lines": [],
                 "blocks": [],
+                "tables": [],
             }
         ],
     }
@@ -165,6 +166,7 @@ def test_a_page_not_read_carries_its_error_everywhere():
         "read_from": "ocr",
         "lines": [],
         "blocks": [],
+        "tables": [],
         "error": "page 2: cannot read PDF page",
     }
     assert "error" not in scan[0].to_dict()

@@ -28,7 +28,7 @@ from tests.documents import (
     make_pdf,
     text_page,
 )
-from tests.samples import layout_page
+from tests.samples import layout_page, ruled_table
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository, step_settings
 from triton_ocr.serving.flags import free_ports
@@ -243,6 +243,28 @@ def test_markdown_reads_a_page_as_people_do(gateway, two_pages):
         f"# {BORN_DIGITAL_HEADING}",
         *(" ".join(column) for column in BORN_DIGITAL_COLUMNS),
     ]
+
+
+def test_markdown_writes_the_tables_read(gateway):
+    """Markdown asks for tables: an unruled grid as a GitHub table, a ruled table whose header
+    cell spans two columns as an HTML table; `tables=false` leaves the lines as rows."""
+    gfm = MarkdownIt("commonmark").enable("table")
+    status, _, answer = call(
+        f"{gateway}/v1/ocr?format=markdown", layout_page("grid").png, "image/png"
+    )
+    assert status == 200
+    assert answer.decode() == (
+        "| Item | Qty | Price | Total |\n| --- | --- | --- | --- |\n"
+        "| Apples | 3 | 0.40 | 1.20 |\n| Bread | 1 | 2.10 | 2.10 |\n"
+        "| Cheese | 2 | 3.75 | 7.50 |\n| Olive oil | 1 | 6.90 | 6.90 |\n"
+    )
+    assert [t.type for t in gfm.parse(answer.decode())].count("tr_open") == 5
+    status, _, answer = call(f"{gateway}/v1/ocr?format=markdown", ruled_table().png, "image/png")
+    assert status == 200
+    assert answer.decode().startswith('<table>\n<tr><td>Region</td><td colspan="2">Sales</td>')
+    query = "format=markdown&tables=false"
+    status, _, answer = call(f"{gateway}/v1/ocr?{query}", layout_page("grid").png, "image/png")
+    assert status == 200 and "|" not in answer.decode() and "Olive oil" in answer.decode()
 
 
 @pytest.mark.parametrize(

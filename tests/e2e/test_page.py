@@ -19,6 +19,7 @@ from PIL import Image
 
 from tests.documents import make_pdf, make_tiff, pikepdf_pdf, text_page
 from tests.e2e.test_gateway import call, running_gateway
+from tests.samples import RULED_CELLS, ruled_table
 from triton_ocr.tools.samples import DEMO_LINES, render
 
 NAMESPACES = {"http://www.w3.org/2000/svg"}  # names that look like addresses, fetching nothing
@@ -281,6 +282,32 @@ def test_the_page_shows_each_page_of_a_pdf(browser, gateway, two_pages, tmp_path
         assert words in " ".join(page["texts"])
     screenshot(browser, tmp_path / "pdf-page.png")
     shutil.copyfile(tmp_path / "pdf-page.png", SCREENSHOT.with_name("page-screenshot-pdf.png"))
+
+
+def test_the_page_draws_the_tables_it_read(browser, gateway, tmp_path):
+    """A ruled table: its box and each cell's drawn over the page, and beside the lines the
+    table as read, the header's spanning cell across two columns."""
+    from selenium.webdriver.common.by import By
+
+    path = tmp_path / "ruled.png"
+    path.write_bytes(ruled_table().png)
+    upload(browser, gateway, path)
+    (page,) = drawn(browser)
+    assert page["loaded"] and page["covered"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "polygon.table")) == 1
+    cells = sum(1 for row in RULED_CELLS for text in row if text is not None)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "polygon.cell")) == cells
+    (table,) = browser.find_elements(By.CSS_SELECTOR, ".read-table")
+    rows = [
+        [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+        for tr in table.find_elements(By.TAG_NAME, "tr")
+    ]
+    assert rows == [[text for text in row if text is not None] for row in RULED_CELLS]
+    spanning = table.find_element(By.CSS_SELECTOR, "td[colspan]")
+    assert (spanning.text, spanning.get_attribute("colspan")) == ("Sales", "2")
+    assert "1 table" in browser.find_element(By.ID, "status").text
+    screenshot(browser, tmp_path / "table-page.png")
+    shutil.copyfile(tmp_path / "table-page.png", SCREENSHOT.with_name("page-screenshot-table.png"))
 
 
 def test_docs_lists_the_endpoints_from_the_schema(browser, gateway):

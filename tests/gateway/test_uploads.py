@@ -70,7 +70,10 @@ def test_query_parameters_become_the_ocr_parameters():
     query = query_parameters([("format", "hocr"), ("text_score", "0.4")])
     assert query == Query("hocr", True, False, {"text_score": 0.4})  # hOCR has words
     query = query_parameters([("format", "markdown"), ("headers_footers", "true")])
-    assert query == Query("markdown", False, True, {})
+    assert query == Query("markdown", False, True, {"tables": True})  # Markdown writes tables
+    query = query_parameters([("format", "markdown"), ("tables", "false")])
+    assert query == Query("markdown", False, False, {"tables": False})
+    assert query_parameters([("format", "json")]) == Query("json", False, False, {})
     refused_queries = (
         [("format", "docx")],
         [("words", "maybe")],

@@ -36,6 +36,7 @@ from triton_ocr.settings import (
     PageOrientation,
     PipelineSettings,
     RecognizerInput,
+    Tables,
     TextFilter,
     TextLines,
     WordBoxes,
@@ -80,7 +81,7 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
     contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput, Blocks),
     contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls),
     contract.RECOGNITION_POSTPROCESSING: (Pack, TextFilter, AlphabetSource),
-    contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes),
+    contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes, Tables),
 }
 
 
@@ -281,7 +282,7 @@ class Repository:
         last = self.step(contract.RECOGNITION_POSTPROCESSING)
         text_filter, source = last[TextFilter], last[AlphabetSource]
         whole = self.step(contract.OCR_MODEL)
-        documents, words = whole[Documents], whole[WordBoxes]
+        documents, words, tables = whole[Documents], whole[WordBoxes], whole[Tables]
         self.check_group_size(grouping)
         return PipelineSettings(
             limits=limits,
@@ -299,6 +300,7 @@ class Repository:
             alphabet=tuple(self.alphabet(source) if alphabet is None else alphabet),
             documents=documents,
             words=words,
+            tables=tables,
         )
 
     def missing_files(self) -> list[Path]:

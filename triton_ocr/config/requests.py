@@ -71,6 +71,7 @@ REQUEST_PARAMETERS: dict[str, Range] = {
     "pdf_dpi": Range(36, server="max_pdf_dpi"),
     "pdf_text": Range(choices=PDF_TEXT_MODES),
     "word_boxes": BOOL,
+    "tables": BOOL,
     "page_orientation": Range(choices=PAGE_ORIENTATION_MODES),
 }
 # the settings objects a request parameter may belong to
@@ -83,6 +84,7 @@ OVERRIDABLE = (
     "text_filter",
     "documents",
     "words",
+    "tables",
 )
 
 

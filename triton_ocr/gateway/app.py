@@ -42,12 +42,14 @@ from triton_ocr.client.formats import (  # the formats `read` writes: the same h
     FILE_FORMATS,
     FORMATS,
     MEDIA_TYPES,
+    TABLE_FORMATS,
     jsonl_records,
     page_record,
     render_markdown,
     render_text,
 )
 from triton_ocr.client.ocr_client import is_overload
+from triton_ocr.contract import TABLES
 
 from .admission import Refusal, UploadGate
 from .page import page_router, preview_router
@@ -119,12 +121,10 @@ def query_parameters(query: Sequence[tuple[str, str]]) -> Query:
         raise Problem(400, f"format must be one of {', '.join(FORMATS)}, not {chosen!r}")
     words = query_flag(given, "words")
     headers_footers = query_flag(given, "headers_footers")
-    return Query(
-        chosen,
-        words or chosen in FILE_FORMATS,
-        headers_footers,
-        {name: query_value(value) for name, value in given.items()},
-    )
+    parameters = {name: query_value(value) for name, value in given.items()}
+    if chosen in TABLE_FORMATS:  # Markdown writes tables: asked for unless tables=false
+        parameters.setdefault(TABLES, True)
+    return Query(chosen, words or chosen in FILE_FORMATS, headers_footers, parameters)
 
 
 def service_problem(error: Exception) -> Problem:
@@ -285,6 +285,7 @@ def ocr_router(
                 {"name": "format", "in": "query", "schema": {"enum": list(FORMATS)}},
                 {"name": "words", "in": "query", "schema": {"type": "boolean"}},
                 {"name": "headers_footers", "in": "query", "schema": {"type": "boolean"}},
+                {"name": "tables", "in": "query", "schema": {"type": "boolean"}},
             ],
         },
     )
@@ -292,8 +293,9 @@ def ocr_router(
         """Read the uploaded files (multipart `file` parts, or one raw body): `format` json (the
         `read --json` document; a list for several files), jsonl (a page per line, as each file
         is read), text, markdown (`headers_footers=true` keeps running headers and footers),
-        hocr, alto or pdf (one file); `words=true` for word boxes; any other query parameter is
-        an `ocr` request parameter (docs/api.md)."""
+        hocr, alto or pdf (one file); `words=true` for word boxes; `tables=true` for each page's
+        tables (markdown asks for them unless `tables=false`); any other query parameter is an
+        `ocr` request parameter (docs/api.md)."""
         start = time.perf_counter()
         chosen = request.query_params.get("format", "json")
         try:

@@ -19,6 +19,8 @@ from triton_ocr.contract import OCR_MODEL, PAGE_ORIENTATION, TEXT_DETECTION, TEX
 from triton_ocr.ocr_request import PageRead, read_request
 from triton_ocr.pipeline import Networks
 from triton_ocr.postprocessing.recognition import Texts
+from triton_ocr.postprocessing.rules import Box
+from triton_ocr.postprocessing.tables import Table, quad_of
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.runtime import timeouts
 from triton_ocr.runtime.adapter import (
@@ -123,7 +125,35 @@ def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
             [r.block_quads for r in results] or [empty.block_quads]
         ).astype(np.float32),
         contract.OCR_OUTPUT_BLOCK_PAGE: np.repeat(np.arange(len(pages), dtype=np.int32), blocks),
+        **table_outputs([r.tables for r in results]),
     }
+
+
+def table_outputs(pages: list[tuple[Table, ...]]) -> dict[str, np.ndarray]:
+    """Each page's tables as the `ocr` table outputs: per table, per cell."""
+    tables = [table for found in pages for table in found]
+    cells = [cell for table in tables for cell in table.cells]
+    return {
+        contract.OCR_OUTPUT_TABLE_PAGE: np.repeat(
+            np.arange(len(pages), dtype=np.int32), [len(found) for found in pages]
+        ),
+        contract.OCR_OUTPUT_TABLE_POLYGONS: quads([t.box for t in tables]),
+        contract.OCR_OUTPUT_TABLE_GRID: np.array(
+            [(t.rows, t.columns) for t in tables], np.int32
+        ).reshape(-1, 2),
+        contract.OCR_OUTPUT_CELL_TABLE: np.repeat(
+            np.arange(len(tables), dtype=np.int32), [len(t.cells) for t in tables]
+        ),
+        contract.OCR_OUTPUT_CELL_GRID: np.array(
+            [(c.row, c.column, c.row_span, c.column_span) for c in cells], np.int32
+        ).reshape(-1, 4),
+        contract.OCR_OUTPUT_CELL_POLYGONS: quads([c.box for c in cells]),
+        contract.OCR_OUTPUT_CELL_TEXT: encoded([c.text for c in cells]),
+    }
+
+
+def quads(boxes: list[Box]) -> np.ndarray:
+    return np.array([quad_of(box) for box in boxes], np.float32).reshape(-1, 4, 2)
 
 
 def encoded(texts: list[str]) -> np.ndarray:

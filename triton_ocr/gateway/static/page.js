@@ -1,7 +1,7 @@
 "use strict";
 // The page at /: a file goes to POST v1/preview (its pages as images, decoded by the server's
 // own decoder: browsers draw neither TIFF nor PDF) and to POST v1/ocr (what was read, with
-// word boxes). Each page is drawn with an SVG over it whose viewBox is the page's size as the
+// word boxes and tables). Each page is drawn with an SVG over it whose viewBox is the page's size as the
 // server read it, so the polygons go in as the JSON gives them, in that page's pixels. No
 // framework, nothing from other hosts.
 
@@ -78,6 +78,22 @@ function select(section, index, focus) {
   button.scrollIntoView({ block: "nearest" });
 }
 
+function tableView(table, number, page) {
+  // a table as read: its cells placed by row and column, spans kept
+  const made = element("table", { class: "read-table", "aria-label": `Table ${number} of page ${page}` });
+  for (let row = 0; row < table.rows; row += 1) {
+    const tr = element("tr");
+    for (const cell of table.cells.filter((c) => c.row === row)) {
+      const spans = {};
+      if (cell.row_span > 1) spans.rowspan = cell.row_span;
+      if (cell.column_span > 1) spans.colspan = cell.column_span;
+      tr.append(element("td", spans, cell.text));
+    }
+    made.append(tr);
+  }
+  return made;
+}
+
 function pageView(read, shown) {
   const section = element("section", { class: "page", "aria-label": `Page ${read.page}` });
   const turned = read.rotation ? ` (its text came turned ${read.rotation}°)` : "";
@@ -96,6 +112,12 @@ function pageView(read, shown) {
   });
   const list = element("ol", { class: "lines", "aria-label": `Lines of page ${read.page}` });
   const starts = firstLinesOfBlocks(read);
+  for (const table of read.tables || []) {
+    svg.append(shape("polygon", { class: "table", points: points(table.polygon) }));
+    for (const cell of table.cells) {
+      svg.append(shape("polygon", { class: "cell", points: points(cell.polygon) }));
+    }
+  }
   read.lines.forEach((line, index) => {
     const outline = { class: "line", "data-line": index, points: points(line.polygon) };
     const box = shape("polygon", outline);
@@ -124,7 +146,10 @@ function pageView(read, shown) {
   });
   sheet.append(svg);
   if (!read.lines.length) list.append(element("li", {}, "No text found on this page."));
-  section.append(sheet, list);
+  const side = element("div", { class: "read" });
+  side.append(list);
+  (read.tables || []).forEach((table, k) => side.append(tableView(table, k + 1, read.page)));
+  section.append(sheet, side);
   return section;
 }
 
@@ -137,7 +162,7 @@ async function read(file) {
   try {
     const [preview, document_] = await Promise.all([
       post("v1/preview", file).then((response) => response.json()),
-      post("v1/ocr?format=json&words=true", file).then((response) => response.json()),
+      post("v1/ocr?format=json&words=true&tables=true", file).then((response) => response.json()),
     ]);
     current = { file, document: document_ };
     for (const page of document_.pages) {
@@ -146,7 +171,9 @@ async function read(file) {
     }
     const lines = document_.pages.reduce((sum, page) => sum + page.lines.length, 0);
     const pages = document_.pages.length;
-    status(`${file.name}: ${pages} page${pages === 1 ? "" : "s"}, ${lines} lines read.`);
+    const tables = document_.pages.reduce((sum, page) => sum + (page.tables || []).length, 0);
+    const found = tables ? `, ${tables} table${tables === 1 ? "" : "s"}` : "";
+    status(`${file.name}: ${pages} page${pages === 1 ? "" : "s"}, ${lines} lines${found} read.`);
     $("#actions").hidden = false;
     document.body.dataset.state = "done";
   } catch (error) {

@@ -1,0 +1,456 @@
+"""A page and the text read on it -> its tables: their cells (row, column, spans), each cell's
+box and text.
+
+Two kinds, found in this order:
+
+1. **Ruled** tables: the page's ruled grids (postprocessing.rules) that hold text as a table
+   does (`table_grid`: rules thinner than the text, rows and columns no narrower than a line
+   of it, rules through little of it: strokes of big letters and a picture's edges run through
+   text). Text goes to the cell its centre lies in.
+2. **Unruled** tables, from the text's geometry (statements, receipts, papers' tables with
+   horizontal rules only): the text outside ruled tables, cut into segments (a line, split
+   where its words leave a gap of `SEGMENT_GAP` line heights), sorted into rows; runs of at
+   least `MIN_ROWS` rows of two or more segments of one block set apart, spaced no more than
+   `ROW_GAP` line heights, with a few other rows among them (a section's label, a cell's next
+   line) and header rows before, whose segments line up in columns (the gutters of
+   blocks.gutters; a line run across a gutter is cut between its words). Columns of running
+   prose (half of them or more wide and filled by lines of several words) are not a table. A
+   segment across a gutter spans those columns; a cell's next line joins its row.
+
+Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
+are axis-aligned (a photo's table must be roughly level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from .blocks import gutters
+from .rules import Box, Grid, drawn, grids
+from .words import Words, is_cjk
+
+# --- ruled tables ---
+RULE_THICKNESS = 0.3  # rules are at most this share of the text's line height thick
+MIN_ROW, MIN_COLUMN = 0.8, 1.0  # a grid's rows and columns are at least so many line heights
+CROSSED = 0.1  # rules run through at most this share of a table's text
+# --- unruled tables ---
+SEGMENT_GAP = 1.5  # a line's words this many line heights apart are different cells
+CELL_GAP = 0.3  # a row's segments are set apart by at least this many line heights
+ROW_GAP = 3.0  # rows of one table are at most this many line heights apart
+MIN_ROWS = 3  # rows of two or more cells a table holds at least
+MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
+NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
+PROSE_WIDTH = 12.0  # a column of prose is at least this many line heights wide, ...
+PROSE_FILL = 0.7  # ... its median line fills this share of it ...
+PROSE_WORDS = 4  # ... and holds at least this many words; half the columns so: no table
+
+
+@dataclass(frozen=True)
+class Cell:
+    row: int
+    column: int
+    row_span: int
+    column_span: int
+    box: Box
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    box: Box
+    rows: int
+    columns: int
+    ruled: bool
+    cells: list[Cell] = field(default_factory=list)
+
+
+def quad_of(box: Box) -> NDArray[np.float32]:
+    """A box as a polygon: tl, tr, br, bl."""
+    x0, y0, x1, y1 = box
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+def turned_table(table: Table, back: Callable[[NDArray[np.float32]], NDArray[np.float32]]) -> Table:
+    """A table found on a page turned upright -> its boxes on the page as sent (`back` maps
+    points); rows and columns stay the table's own."""
+
+    def moved(box: Box) -> Box:
+        return box_of(back(quad_of(box)))
+
+    cells = [replace(cell, box=moved(cell.box)) for cell in table.cells]
+    return replace(table, box=moved(table.box), cells=cells)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of text in one cell: a line, or the part of a line between wide word gaps."""
+
+    box: Box
+    text: str
+    line: int  # the line it came from, for the order of text in a cell
+    block: int  # the line's block (postprocessing.blocks)
+    words: tuple[tuple[Box, str], ...] = ()  # its words' boxes and texts, when read
+
+
+def split_at(segment: Segment, cuts: Sequence[float]) -> list[Segment]:
+    """A segment cut where a gutter between columns runs between two of its words (the
+    detector ran one line across two cells)."""
+    parts: list[list[tuple[Box, str]]] = [[]]
+    for word in segment.words:
+        last = parts[-1][-1][0] if parts[-1] else None
+        if last is not None and any(last[2] <= cut <= word[0][0] for cut in cuts):
+            parts.append([])
+        parts[-1].append(word)
+    if len(parts) == 1:
+        return [segment]
+    return [
+        replace(
+            segment,
+            box=(
+                part[0][0][0],
+                min(b[1] for b, _ in part),
+                part[-1][0][2],
+                max(b[3] for b, _ in part),
+            ),
+            text=joined([t for _, t in part]),
+            words=tuple(part),
+        )
+        for part in parts
+    ]
+
+
+# --- ruled tables ------------------------------------------------------------------------------
+
+
+def crossed(grid: Grid, segment: Segment) -> bool:
+    """Whether one of the grid's rules runs through a segment's text (then the "rules" are
+    strokes of large letters, a picture's edges: no table)."""
+    x0, y0, x1, y1 = segment.box
+    w, h, tol = x1 - x0, y1 - y0, grid.tolerance()
+    for x in grid.xs[1:-1]:
+        if x0 + 0.2 * w < x < x1 - 0.2 * w and drawn(grid.vertical, x, y0, y1, tol):
+            return True
+    for y in grid.ys[1:-1]:
+        if y0 + 0.3 * h < y < y1 - 0.3 * h and drawn(grid.horizontal, y, x0, x1, tol):
+            return True
+    return False
+
+
+def table_grid(grid: Grid, found: Sequence[Segment]) -> bool:
+    """A grid that holds text as a table does: rules thinner than its text, rows and columns
+    no narrower than a line of it, text in two cells or more, and rules through no more than
+    CROSSED of its segments."""
+    mine = [s for s in found if inside(center(s.box), grid.box)]
+    if len(mine) < 2:
+        return False
+    height = float(np.median([s.box[3] - s.box[1] for s in mine]))
+    thickness = float(np.median(np.concatenate([grid.horizontal[:, 3], grid.vertical[:, 3]])))
+    if thickness > max(RULE_THICKNESS * height, 3.0):
+        return False
+    if min(np.diff(grid.ys)) < MIN_ROW * height or min(np.diff(grid.xs)) < MIN_COLUMN * height:
+        return False
+    return sum(crossed(grid, s) for s in mine) <= CROSSED * len(mine)
+
+
+def ruled_tables(gray: NDArray[np.uint8], found: Sequence[Segment]) -> list[Table]:
+    """The page's ruled tables, each cell's text from the segments whose centre lies in it."""
+    tables = []
+    for grid in grids(gray):
+        if not table_grid(grid, found):
+            continue
+        xs, ys = grid.xs, grid.ys
+        made = []
+        for row, column, row_span, column_span in grid.cells:
+            box = (xs[column], ys[row], xs[column + column_span], ys[row + row_span])
+            made.append(Cell(row, column, row_span, column_span, box, text_in(box, found)))
+        if sum(bool(cell.text) for cell in made) >= 2:
+            tables.append(Table(grid.box, len(ys) - 1, len(xs) - 1, True, made))
+    return tables
+
+
+# --- text into segments ------------------------------------------------------------------------
+
+
+def joined(texts: Sequence[str]) -> str:
+    """Words joined as they are written: with spaces, none between two CJK characters."""
+    out = ""
+    for text in texts:
+        if out and not (is_cjk(out[-1]) and is_cjk(text[0])):
+            out += " "
+        out += text
+    return out
+
+
+def box_of(quads: NDArray[np.floating[Any]]) -> Box:
+    return (
+        float(quads[..., 0].min()),
+        float(quads[..., 1].min()),
+        float(quads[..., 0].max()),
+        float(quads[..., 1].max()),
+    )
+
+
+def segments(
+    texts: Sequence[str],
+    quads: NDArray[np.float32],
+    line_block: NDArray[np.int32],
+    words: Words | None,
+) -> list[Segment]:
+    """The page's lines as segments, each split where its words leave a gap of SEGMENT_GAP line
+    heights (a line the detector ran across two cells)."""
+    found = []
+    for k, (text, quad) in enumerate(zip(texts, quads, strict=True)):
+        block = int(line_block[k])
+        mine = np.flatnonzero(words.lines == k) if words is not None else np.zeros(0, np.int64)
+        if words is None or not len(mine):
+            found.append(Segment(box_of(quad), text, k, block))
+            continue
+        boxes = [box_of(words.quads[i]) for i in mine]
+        height = box_of(quad)[3] - box_of(quad)[1]
+        start = 0
+        for j in range(1, len(mine) + 1):
+            if j == len(mine) or boxes[j][0] - boxes[j - 1][2] > SEGMENT_GAP * height:
+                part = mine[start:j]
+                text = joined([words.texts[i] for i in part])
+                held = tuple((boxes[p], words.texts[mine[p]]) for p in range(start, j))
+                found.append(Segment(box_of(words.quads[part]), text, k, block, held))
+                start = j
+    return found
+
+
+def center(box: Box) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def inside(point: tuple[float, float], box: Box) -> bool:
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def text_in(box: Box, segments: Sequence[Segment]) -> str:
+    """The text of the segments whose centre lies in `box`, line by line in reading order."""
+    mine = [s for s in segments if inside(center(s.box), box)]
+    mine.sort(key=lambda s: (s.line, s.box[0]))
+    return joined([s.text for s in mine if s.text])
+
+
+# --- unruled tables ----------------------------------------------------------------------------
+
+
+def rows_of(found: Sequence[Segment]) -> list[list[Segment]]:
+    """Segments sorted into rows: top to bottom, a segment joining the last row when it
+    overlaps the row's vertical extent by half its own height or the row's and lies beside
+    (not under) the row's segments; each row left to right."""
+    rows: list[list[Segment]] = []
+    extents: list[tuple[float, float]] = []
+    for s in sorted(found, key=lambda s: center(s.box)[1]):
+        top, bottom = s.box[1], s.box[3]
+        if rows:
+            a, b = extents[-1]
+            overlap = min(b, bottom) - max(a, top)
+            beside = all(s.box[0] >= o.box[2] or s.box[2] <= o.box[0] for o in rows[-1])
+            if beside and overlap >= 0.5 * min(b - a, bottom - top):
+                rows[-1].append(s)
+                extents[-1] = (min(a, top), max(b, bottom))
+                continue
+        rows.append([s])
+        extents.append((top, bottom))
+    return [sorted(row, key=lambda s: s.box[0]) for row in rows]
+
+
+def set_apart(row: Sequence[Segment], height: float) -> bool:
+    """Two or more segments of one block, each at least CELL_GAP line heights from the next.
+    (Lines side by side in different blocks are columns of text: the block code reads a
+    table's rows across.)"""
+    return (
+        len(row) >= 2
+        and len({s.block for s in row}) == 1
+        and all(
+            b.box[0] - a.box[2] >= CELL_GAP * height for a, b in zip(row, row[1:], strict=False)
+        )
+    )
+
+
+def runs(rows: list[list[Segment]], height: float) -> list[list[list[Segment]]]:
+    """The rows of each table: runs of rows of set-apart segments (MIN_ROWS or more), each row
+    at most ROW_GAP line heights below the one before. Up to MAX_OTHER other rows may come
+    between two of them (a section's label, a cell's second line), and as many rows of two or
+    more segments before the first (a header whose cells run over several lines)."""
+    apart = [set_apart(row, height) for row in rows]
+
+    def near(k: int) -> bool:  # row k close under row k - 1
+        return min(s.box[1] for s in rows[k]) - max(s.box[3] for s in rows[k - 1]) <= (
+            ROW_GAP * height
+        )
+
+    found: list[list[list[Segment]]] = []
+    current: list[int] = []
+    pending: list[int] = []
+
+    def close() -> None:
+        if sum(apart[k] for k in current) >= MIN_ROWS:
+            found.append([rows[k] for k in current])
+        current.clear()
+        pending.clear()
+
+    for k in range(len(rows)):
+        if current and not near(k):
+            close()
+        if apart[k]:
+            if not current:
+                lead: list[int] = []
+                j = k - 1
+                while j >= 0 and len(lead) < MAX_OTHER and len(rows[j]) >= 2 and near(j + 1):
+                    lead.insert(0, j)
+                    j -= 1
+                current.extend(lead)
+            current.extend(pending)
+            current.append(k)
+            pending.clear()
+        elif current and len(pending) < MAX_OTHER:
+            pending.append(k)
+        else:
+            close()
+    close()
+    return found
+
+
+def prose_column(start: float, end: float, members: list[Segment], height: float) -> bool:
+    """A column of running text: wide, its median line filling most of it with several words
+    (ragged or justified)."""
+    width = end - start
+    if width < PROSE_WIDTH * height or not members:
+        return False
+    fill = float(np.median([s.box[2] - s.box[0] for s in members])) / width
+    words = float(np.median([len(s.text.split()) for s in members]))
+    return fill >= PROSE_FILL and words >= PROSE_WORDS
+
+
+def prose(columns: list[tuple[float, float]], members: list[list[Segment]], height: float) -> bool:
+    """Columns of running text rather than a table: half of them or more are (a sidebar's
+    short lines beside them do not make a table)."""
+    running = sum(
+        prose_column(start, end, segs, height)
+        for (start, end), segs in zip(columns, members, strict=True)
+    )
+    return running * 2 >= len(columns)
+
+
+def next_lines_joined(
+    run: list[list[Segment]], spans: list[list[tuple[int, int]]], height: float
+) -> tuple[list[list[Segment]], list[list[tuple[int, int]]]]:
+    """Rows that are a cell's next lines joined to the row above: not set apart, close under
+    it (NEXT_LINE line heights), nothing in the first column, and text only in columns the row
+    above has text in."""
+    rows = [list(run[0])]
+    row_spans = [list(spans[0])]
+    for row, sp in zip(run[1:], spans[1:], strict=True):
+        above = {c for a, b in row_spans[-1] for c in range(a, b + 1)}
+        gap = min(s.box[1] for s in row) - max(s.box[3] for s in rows[-1])
+        if (
+            not set_apart(row, height)
+            and gap <= NEXT_LINE * height
+            and all(a > 0 and set(range(a, b + 1)) <= above for a, b in sp)
+        ):
+            rows[-1] += row
+            row_spans[-1] += sp
+            continue
+        rows.append(list(row))
+        row_spans.append(list(sp))
+    return rows, row_spans
+
+
+def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
+    """A run of rows as a table, if its segments line up in two or more columns."""
+    every = [s for row in run for s in row]
+    starts = np.array([s.box[0] for s in every], np.float64)
+    ends = np.array([s.box[2] for s in every], np.float64)
+    cuts = [(a + b) / 2 for a, b in gutters(starts, ends)]
+    if not cuts:
+        return None
+    # a line run across a gutter is cut between its words, but not in the header (the rows up
+    # to the first set apart), where a cell centred over two columns spans them
+    header = next(k for k, row in enumerate(run) if set_apart(row, height)) + 1
+    run = run[:header] + [
+        sorted((p for s in row for p in split_at(s, cuts)), key=lambda s: s.box[0])
+        for row in run[header:]
+    ]
+    edges = [float(starts.min()), *cuts, float(ends.max())]
+    n = len(edges) - 1
+
+    def columns_of(s: Segment) -> tuple[int, int]:
+        """The columns a segment covers: those it overlaps by half of theirs or its own."""
+        covered = [
+            c
+            for c in range(n)
+            if min(s.box[2], edges[c + 1]) - max(s.box[0], edges[c])
+            >= 0.5 * min(s.box[2] - s.box[0], edges[c + 1] - edges[c])
+        ]
+        return (covered[0], covered[-1]) if covered else (0, 0)
+
+    spans = [[columns_of(s) for s in row] for row in run]
+    bounds = [(edges[c], edges[c + 1]) for c in range(n)]
+    alone = [
+        [
+            s
+            for row, sp in zip(run, spans, strict=True)
+            for s, (a, b) in zip(row, sp, strict=True)
+            if a == b == c
+        ]
+        for c in range(n)
+    ]
+    if prose(bounds, alone, height):
+        return None
+    run, spans = next_lines_joined(run, spans, height)
+    cells = []
+    for r, (row, sp) in enumerate(zip(run, spans, strict=True)):
+        top, bottom = min(s.box[1] for s in row), max(s.box[3] for s in row)
+        taken: dict[tuple[int, int], list[Segment]] = {}
+        for s, key in zip(row, sp, strict=True):
+            taken.setdefault(key, []).append(s)
+        used = {c for a, b in taken for c in range(a, b + 1)}
+        for c in range(n):
+            if c not in used:
+                taken[(c, c)] = []
+        for (a, b), segs in sorted(taken.items()):
+            if any(c in used for c in range(a, b + 1)) and not segs:
+                continue  # a column a spanning segment already covers
+            box = (edges[a], top, edges[b + 1], bottom)
+            text = joined([s.text for s in sorted(segs, key=lambda s: (s.box[1], s.box[0]))])
+            cells.append(Cell(r, a, 1, b - a + 1, box, text))
+    table_box = (edges[0], min(c.box[1] for c in cells), edges[-1], max(c.box[3] for c in cells))
+    return Table(table_box, len(run), n, False, cells)
+
+
+def unruled_tables(found: Sequence[Segment]) -> list[Table]:
+    """The tables among segments outside ruled tables."""
+    if len(found) < 2 * MIN_ROWS:
+        return []
+    height = float(np.median([s.box[3] - s.box[1] for s in found]))
+    tables = []
+    for run in runs(rows_of(found), height):
+        table = unruled_table(run, height)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def find_tables(
+    page: NDArray[np.uint8],
+    texts: Sequence[str],
+    quads: NDArray[np.float32],
+    line_block: NDArray[np.int32],
+    words: Words | None,
+) -> list[Table]:
+    """The tables of an upright page (BGR pixels) and of the text read on it (its lines, their
+    blocks and words), top to bottom."""
+    found = segments(texts, quads, line_block, words)
+    gray = cv2.cvtColor(page, cv2.COLOR_BGR2GRAY).astype(np.uint8)
+    ruled = ruled_tables(gray, found) if found else []
+    rest = [s for s in found if not any(inside(center(s.box), t.box) for t in ruled)]
+    return sorted(ruled + unruled_tables(rest), key=lambda t: (t.box[1], t.box[0]))

@@ -1,0 +1,168 @@
+"""Tables from a page's pixels and the boxes of its text (postprocessing/tables.py), on rendered
+pages whose lines and ink boxes are known: no network."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from tests.samples import RULED_CELLS, RULED_XS, layout_page, receipt, ruled_table
+from triton_ocr.postprocessing.geometry import turned_back
+from triton_ocr.postprocessing.tables import Table, find_tables, quad_of, turned_table
+from triton_ocr.postprocessing.words import Words
+from triton_ocr.tools.samples import Placed, Sample, render
+
+
+def page_of(sample: Sample) -> np.ndarray:
+    return cv2.imdecode(np.frombuffer(sample.png, np.uint8), cv2.IMREAD_COLOR)
+
+
+def lines_of(sample: Sample, blocks: list[int] | None = None):
+    """The sample's lines as the pipeline hands them over: texts, quads, blocks."""
+    quads = np.array([quad_of(box) for box in sample.ink_boxes], np.float32).reshape(-1, 4, 2)
+    block = np.array(blocks if blocks is not None else [0] * len(quads), np.int32)
+    return sample.texts, quads, block
+
+
+def grid_texts(table: Table) -> list[list[str | None]]:
+    """rows x columns of cell texts, None where a spanning cell covers the place."""
+    places: list[list[str | None]] = [[None] * table.columns for _ in range(table.rows)]
+    for cell in table.cells:
+        places[cell.row][cell.column] = cell.text
+    return places
+
+
+def test_a_ruled_table_with_a_spanning_header_cell():
+    sample = ruled_table()
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    assert table.ruled and (table.rows, table.columns) == (5, 4)
+    assert grid_texts(table) == [list(row) for row in RULED_CELLS]
+    spanning = [c for c in table.cells if c.column_span > 1]
+    assert [(c.row, c.column, c.row_span, c.column_span) for c in spanning] == [(0, 1, 1, 2)]
+    # every cell's box lies between its rules
+    assert abs(spanning[0].box[0] - RULED_XS[1]) <= 3 and abs(spanning[0].box[2] - RULED_XS[3]) <= 3
+    assert abs(table.box[0] - RULED_XS[0]) <= 3 and abs(table.box[2] - RULED_XS[-1]) <= 3
+
+
+def test_without_the_rules_the_same_text_is_read_as_an_unruled_table():
+    ruled = ruled_table()
+    plain = render(ruled.lines, ruled.size)  # the same text, no rules
+    texts, quads, blocks = lines_of(plain)
+    (table,) = find_tables(page_of(plain), texts, quads, blocks, None)
+    assert not table.ruled and table.columns == 4
+    rows = grid_texts(table)
+    assert ["North", "1,200", "1,350", "12"] in rows and ["East", "1,500", "1,610", "15"] in rows
+
+
+def test_large_letters_are_not_rules():
+    """Strokes of big type survive the opening (an I, a T's bar): no grid they make is a
+    table, as they run through the text."""
+    placed = (
+        Placed("TITLE HEADLINE", (20, 20), 120),
+        Placed("small print under it", (20, 200), 20),
+    )
+    sample = render(placed, (1400, 260))
+    texts, quads, blocks = lines_of(sample)
+    assert find_tables(page_of(sample), texts, quads, blocks, None) == []
+
+
+def test_a_receipt_is_an_unruled_table_of_items_and_prices():
+    sample = receipt()
+    texts, quads, blocks = lines_of(sample)
+    tables = find_tables(page_of(sample), texts, quads, blocks, None)
+    assert tables and all(not t.ruled for t in tables)
+    rows = [row for t in tables for row in grid_texts(t)]
+    priced = [row for row in rows if len(row) == 2 and row[1] and row[1][-1].isdigit()]
+    assert len(priced) >= 3
+
+
+def test_columns_of_prose_are_not_a_table():
+    for kind in ("two-columns", "three-columns"):
+        sample = layout_page(kind)
+        texts, quads, _ = lines_of(sample)
+        # as the block code gives them: each column its block
+        column = np.digitize(quads[:, 0, 0], np.unique(quads[:, 0, 0])[1:] - 1)
+        for blocks in (column, np.zeros(len(texts), np.int32)):  # and read as one block
+            found = find_tables(page_of(sample), texts, quads, blocks.astype(np.int32), None)
+            assert found == [], kind
+
+
+def test_a_line_run_across_two_cells_is_cut_between_its_words():
+    """The detector's line over "Apples 3" (two cells close together) splits at the gutter the
+    other rows leave, its words going to their columns."""
+    rows = [("Item", "Qty", "Price"), ("Apples", "3", "0.40"), ("Bread", "1", "2.10")]
+    rows += [("Cheese", "2", "3.75"), ("Olives", "1", "6.90")]
+    xs = (40, 200, 320)
+    placed = tuple(
+        Placed(text, (x, 30 + 40 * r), 20, face="DejaVuSans.ttf")
+        for r, row in enumerate(rows)
+        for x, text in zip(xs, row, strict=True)
+    )
+    sample = render(placed, (460, 260))
+    boxes = list(sample.ink_boxes)
+    # the first two cells of row 1 come as one line, with its two words
+    texts = [t for k, t in enumerate(sample.texts) if k != 4]
+    texts[3] = "Apples 3"
+    merged = (
+        boxes[3][0],
+        min(boxes[3][1], boxes[4][1]),
+        boxes[4][2],
+        max(boxes[3][3], boxes[4][3]),
+    )
+    line_boxes = [*boxes[:3], merged, *boxes[5:]]
+    quads = np.array([quad_of(b) for b in line_boxes], np.float32)
+    words = Words(
+        ["Apples", "3"],
+        np.array([quad_of(boxes[3]), quad_of(boxes[4])], np.float32),
+        np.ones(2, np.float32),
+        np.array([3, 3], np.int32),
+    )
+    blocks = np.zeros(len(texts), np.int32)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, words)
+    assert grid_texts(table) == [list(row) for row in rows]
+
+
+def test_a_cells_next_line_and_a_section_label_stay_in_one_table():
+    size, pitch = 20, 30
+    rows = [
+        ("Code", "Status", "Amount"),
+        ("A1", "Paid in full", "10.00"),
+        ("A2", "Paid in part, the rest", "20.00"),
+        (None, "due in May", None),  # the cell above goes on
+        ("Refunds", None, None),  # a section's label
+        ("B1", "Refunded", "5.00"),
+        ("B2", "Refunded", "7.50"),
+    ]
+    xs = (40, 160, 460)
+    ys, y = [], 30
+    for row in rows:
+        y += 22 if row[0] is None else pitch + 12  # a cell's next line sits closer
+        ys.append(y)
+    placed = tuple(
+        Placed(text, (x, top), size, face="DejaVuSans.ttf")
+        for row, top in zip(rows, ys, strict=True)
+        for x, text in zip(xs, row, strict=True)
+        if text
+    )
+    sample = render(placed, (600, ys[-1] + 60))
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    got = grid_texts(table)
+    assert got[0] == ["Code", "Status", "Amount"]
+    assert ["A2", "Paid in part, the rest due in May", "20.00"] in got
+    assert ["Refunds", "", ""] in got and got[-1] == ["B2", "Refunded", "7.50"]
+    assert table.rows == 6
+
+
+def test_a_table_turned_back_keeps_its_rows_and_columns():
+    sample = ruled_table()
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    w, h = sample.size
+    moved = turned_table(table, lambda points: turned_back(points, 90, (h, w)))
+    assert (moved.rows, moved.columns) == (table.rows, table.columns)
+    # the upright page's top edge was the sent page's right edge: x runs down from h - y
+    x0, y0, x1, y1 = table.box
+    assert moved.box == (h - y1, x0, h - y0, x1)
+    assert [c.text for c in moved.cells] == [c.text for c in table.cells]
