@@ -502,8 +502,9 @@ def tune(
 def evaluate(
     labelled: list[Path] = typer.Argument(
         None,
-        help="Labelled sets (manifest.json or ICDAR 2015 folders); default: the dev split "
-        "../shared/eval and the report split tests/data/report.",
+        help="Labelled sets (manifest.json or ICDAR 2015 folders; a table set, whose entries "
+        "hold html, is scored with TEDS); default: the dev split ../shared/eval, the report "
+        "split tests/data/report and the table set tests/data/tables.",
     ),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {', '.join(PACKS)}."),
     model: str = typer.Option("ocr", help="Entry point: ocr or ensemble_model."),
@@ -522,16 +523,18 @@ def evaluate(
     ),
 ) -> None:
     """Accuracy on labelled sets, each on its own: word-crop exact match and CER; string, token
-    and detection scores of scenes and documents; the images with misses. Images a manifest
-    marks `held_out: false` (looked at while a setting was chosen) are left out."""
+    and detection scores of scenes and documents; the images with misses; tables (TEDS, by
+    split and ruled or not, read through `ocr` with tables=true). Images a manifest marks
+    `held_out: false` (looked at while a setting was chosen) are left out."""
     from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
     from triton_ocr.tools.evaluation.labels import DEV_SPLIT, REPORT_SPLIT
+    from triton_ocr.tools.evaluation.tables import TABLE_SET
     from triton_ocr.tools.reference import ReferenceNotInstalled
 
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own
     try:
         options = EvalOptions(
-            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT)),
+            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT, TABLE_SET)),
             found,
             model,
             url,

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import ROOT
 from triton_ocr.tools.evaluation import labels
 from triton_ocr.tools.evaluation.labels import (
     Label,
@@ -219,12 +220,12 @@ def test_eval_reads_the_dev_and_the_report_split_unless_told(monkeypatch, tmp_pa
     from typer.testing import CliRunner
 
     from triton_ocr.cli import app
-    from triton_ocr.tools.evaluation import command
+    from triton_ocr.tools.evaluation import command, tables
 
     seen = []
     monkeypatch.setattr(command, "run_evaluation", lambda options: seen.append(options) or 0)
     assert CliRunner().invoke(app, ["eval", "--url", "127.0.0.1:1"]).exit_code == 0
-    assert seen[-1].labelled == (labels.DEV_SPLIT, labels.REPORT_SPLIT)
+    assert seen[-1].labelled == (labels.DEV_SPLIT, labels.REPORT_SPLIT, tables.TABLE_SET)
     args = ["eval", str(tmp_path), str(tmp_path / "b"), "--url", "127.0.0.1:1"]
     assert CliRunner().invoke(app, args).exit_code == 0
     assert seen[-1].labelled == (tmp_path, tmp_path / "b")
@@ -240,3 +241,46 @@ def test_images_looked_at_while_tuning_stay_out_of_a_report(tmp_path: Path):
     (tmp_path / "manifest.json").write_text(json.dumps(entries))
     kept, left_out = held_out(load_manifest(tmp_path))
     assert [s.name for s in kept] == ["a.png"] and left_out == 1
+
+
+def test_the_table_set_is_told_apart_and_scored_with_teds(tmp_path: Path):
+    """A manifest whose entries hold html is a table set; a table looked at while tuning is left
+    out; TEDS is 1 for the same table (thead or not), lower for a wrong cell or a missing
+    row, and the table found that overlaps the labelled box is the one scored."""
+    from triton_ocr.client.results import Cell, Table
+    from triton_ocr.tools.evaluation import tables
+
+    truth = (
+        "<table><thead><tr><td>a</td><td>b</td></tr></thead><tr><td>1</td><td>2</td></tr></table>"
+    )
+    entries = [
+        {"file": "t.png", "split": "dev", "ruled": True, "html": truth, "table_box": None},
+        {"file": "u.png", "split": "report", "ruled": False, "html": truth, "held_out": False},
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps(entries))
+    assert tables.is_table_set(tmp_path) and not tables.is_table_set(ROOT / "tests/data/report")
+    first, second = tables.load_tables(tmp_path)
+    assert first.held_out and not second.held_out and first.box is None
+    same = "<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>"
+    assert tables.teds(same, truth, False) == 1.0
+    wrong = "<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>3</td></tr></table>"
+    assert 0.8 < tables.teds(wrong, truth, False) < 1.0 == tables.teds(wrong, truth, True)
+    assert tables.teds("<table><tr><td>a</td><td>b</td></tr></table>", truth, True) < 0.7
+
+    def table(x0: float) -> Table:
+        box = ((x0, 0.0), (x0 + 10, 0.0), (x0 + 10, 10.0), (x0, 10.0))
+        return Table(box, 1, 1, (Cell(0, 0, 1, 1, box, str(x0)),))
+
+    found = [table(0), table(100)]
+    assert tables.chosen(found, (95.0, 0.0, 120.0, 10.0)) is found[1]
+    assert tables.chosen(found, (500.0, 0.0, 520.0, 10.0)) is None
+    rows = [
+        {"split": "dev", "ruled": True, "found": True, "teds": 1.0, "teds_s": 1.0},
+        {"split": "dev", "ruled": False, "found": False, "teds": 0.0, "teds_s": 0.0},
+    ]
+    assert tables.summary(rows)["dev"]["all"] == {
+        "tables": 2,
+        "found": 1,
+        "teds": 0.5,
+        "teds_s": 0.5,
+    }

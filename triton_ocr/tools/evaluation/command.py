@@ -16,6 +16,7 @@ from triton_ocr.tools.reference import DEFAULT_ENGINE, rapidocr_reader, referenc
 from .labels import Sample, load_samples, rotate_samples
 from .readers import service_reader
 from .runner import print_report, read_all, report, write_report
+from .tables import is_table_set, load_tables, print_tables, score_tables, summary
 from .visualize import save_all
 
 
@@ -77,7 +78,10 @@ def run_evaluation(options: EvalOptions) -> int:
     parameters, rotate, min_string_f1 = options.parameters, options.rotate, options.min_string_f1
     out, visualize = options.out, options.visualize
     splits = {}
+    table_sets = [labelled for labelled in options.labelled if is_table_set(labelled)]
     for labelled in options.labelled:
+        if labelled in table_sets:
+            continue
         samples, left_out = held_out(rotate_samples(load_samples(labelled), rotate))
         splits[str(labelled)] = (samples, left_out)
     name = f"{model} ({pack})" + (f" {dict(parameters)}" if parameters else "")
@@ -89,11 +93,19 @@ def run_evaluation(options: EvalOptions) -> int:
     title += f", Det/Cls/Rec on {engine}" if engine != DEFAULT_ENGINE else ""
     reports: dict[str, dict[str, dict]] = {}
     every_result = []
+    table_rows: dict[str, tuple[list[dict], int]] = {}  # scored tables, how many left out
     with service(options.url, options.repository) as address, OcrClient(address, "grpc") as client:
         for split, (samples, _) in splits.items():
             results = read_all(samples, service_reader(client, model, parameters))
             reports[split] = {name: report(results)}
             every_result += results
+        for folder in table_sets:
+            every = load_tables(folder)
+            kept = [sample for sample in every if sample.held_out]
+            table_rows[str(folder)] = (
+                score_tables(kept, client, parameters),
+                len(every) - len(kept),
+            )
     for split, (samples, _) in splits.items():
         if rapidocr is not None:
             reports[split][title] = report(read_all(samples, rapidocr))
@@ -106,6 +118,9 @@ def run_evaluation(options: EvalOptions) -> int:
         f1 = reports[split][name]["scenes_and_documents"]["string_f1"]
         if min_string_f1 is not None and (f1 is None or f1 < min_string_f1):
             failed.append(f"string F1 {f1} on {split} is below the floor {min_string_f1}")
+    for table_set, (rows, left_out) in table_rows.items():
+        print_tables(f"{table_set}, {name}", rows, left_out)
+        reports[table_set] = {name: {"tables": summary(rows), "per_table": rows}}
     if visualize:
         save_all(every_result, visualize)
         print(f"\nimages with polygons in {visualize}")
