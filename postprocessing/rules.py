@@ -15,22 +15,28 @@ from numpy.typing import NDArray
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1
 
 RULE_SHARE = 1 / 40  # a rule runs at least this share of the page's width (height), ...
-MIN_RULE = 20  # ... and at least this many pixels
+MIN_RULE = 20  # ... at least this many pixels, ...
+LETTER_STROKE = 1.2  # ... and this many of the text's line heights (a stroke of a letter less)
 RULE_COVER = 0.5  # a cell border counts as drawn when rules cover this share of it
 MIN_GRID_CELLS = 2  # a frame around one box of text is not a table
+RULE_SIDE = 3000  # rules are looked for on the page scaled to at most this long side
 
 
-def rule_masks(gray: NDArray[np.uint8]) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+def rule_masks(
+    gray: NDArray[np.uint8], text_height: float
+) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
     """The page's horizontal and vertical rules: dark pixels (against their neighbourhood, so
     uneven light in a photo does not matter) that survive an opening with a kernel of a rule's
-    least length."""
+    least length: a share of the page, and longer than a letter's stroke of the page's text
+    (`text_height`, its lines' median height)."""
     h, w = gray.shape
     block = max(15, (min(h, w) // 60) | 1)
     dark = cv2.adaptiveThreshold(
         gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block, 10
     )
-    across = max(MIN_RULE, int(w * RULE_SHARE))
-    down = max(MIN_RULE, int(h * RULE_SHARE))
+    letters = int(LETTER_STROKE * text_height)
+    across = max(MIN_RULE, int(w * RULE_SHARE), letters)
+    down = max(MIN_RULE, int(h * RULE_SHARE), letters)
     horizontal = cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((1, across), np.uint8))
     vertical = cv2.morphologyEx(dark, cv2.MORPH_OPEN, np.ones((down, 1), np.uint8))
     return horizontal.astype(np.uint8), vertical.astype(np.uint8)
@@ -132,6 +138,16 @@ class Grid:
     def box(self) -> Box:
         return (self.xs[0], self.ys[0], self.xs[-1], self.ys[-1])
 
+    def scaled(self, factor: float) -> Grid:
+        """The grid on the page `factor` times as large."""
+        return Grid(
+            [x * factor for x in self.xs],
+            [y * factor for y in self.ys],
+            self.cells,
+            self.horizontal * factor,
+            self.vertical * factor,
+        )
+
     def tolerance(self) -> float:
         return 3.0 + float(np.median(np.concatenate([self.horizontal[:, 3], self.vertical[:, 3]])))
 
@@ -152,9 +168,23 @@ def touching(
     return kept
 
 
-def grids(gray: NDArray[np.uint8]) -> list[Grid]:
-    """Each ruled grid on the page (rules that touch, two or more each way)."""
-    horizontal, vertical = rule_masks(gray)
+def grids(gray: NDArray[np.uint8], text_height: float) -> list[Grid]:
+    """Each ruled grid on the page (rules that touch, two or more each way), in the page's
+    pixels; looked for on the page scaled to a long side of RULE_SIDE at most, so that the
+    largest page takes bounded time and memory (a rule drawn a pixel wide stays darker than
+    the paper around it)."""
+    h, w = gray.shape
+    scale = min(1.0, RULE_SIDE / max(h, w))
+    if scale == 1.0:
+        return grids_at(gray, text_height)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small = cv2.resize(gray, size, interpolation=cv2.INTER_AREA).astype(np.uint8)
+    return [grid.scaled(1 / scale) for grid in grids_at(small, text_height * scale)]
+
+
+def grids_at(gray: NDArray[np.uint8], text_height: float) -> list[Grid]:
+    """`grids` at the page's own size."""
+    horizontal, vertical = rule_masks(gray, text_height)
     h_rules, v_rules = segments_of(horizontal, 0), segments_of(vertical, 1)
     if len(h_rules) < 2 or len(v_rules) < 2:
         return []

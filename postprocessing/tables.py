@@ -161,7 +161,8 @@ def table_grid(grid: Grid, found: Sequence[Segment]) -> bool:
 def ruled_tables(gray: NDArray[np.uint8], found: Sequence[Segment]) -> list[Table]:
     """The page's ruled tables, each cell's text from the segments whose centre lies in it."""
     tables = []
-    for grid in grids(gray):
+    height = float(np.median([s.box[3] - s.box[1] for s in found]))
+    for grid in grids(gray, height):
         if not table_grid(grid, found):
             continue
         xs, ys = grid.xs, grid.ys

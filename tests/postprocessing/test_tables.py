@@ -8,6 +8,7 @@ import numpy as np
 
 from tests.samples import RULED_CELLS, RULED_XS, layout_page, receipt, ruled_table
 from triton_ocr.postprocessing.geometry import turned_back
+from triton_ocr.postprocessing.rules import RULE_SIDE
 from triton_ocr.postprocessing.tables import Table, find_tables, quad_of, turned_table
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.tools.samples import Placed, Sample, render
@@ -43,6 +44,20 @@ def test_a_ruled_table_with_a_spanning_header_cell():
     # every cell's box lies between its rules
     assert abs(spanning[0].box[0] - RULED_XS[1]) <= 3 and abs(spanning[0].box[2] - RULED_XS[3]) <= 3
     assert abs(table.box[0] - RULED_XS[0]) <= 3 and abs(table.box[2] - RULED_XS[-1]) <= 3
+
+
+def test_a_page_over_the_rule_side_is_looked_at_scaled_and_answered_in_its_pixels():
+    """A 4x page (3,040 px wide, over RULE_SIDE): the same table, its boxes in the large page's
+    pixels."""
+    sample = ruled_table()
+    texts, quads, blocks = lines_of(sample)
+    page = page_of(sample)
+    large = cv2.resize(page, None, fx=4, fy=4, interpolation=cv2.INTER_LINEAR)
+    assert max(large.shape[:2]) > RULE_SIDE
+    (table,) = find_tables(large, texts, quads * 4, blocks, None)
+    (small,) = find_tables(page, texts, quads, blocks, None)
+    assert grid_texts(table) == grid_texts(small) == [list(row) for row in RULED_CELLS]
+    assert np.allclose(table.box, np.array(small.box) * 4, atol=8)
 
 
 def test_without_the_rules_the_same_text_is_read_as_an_unruled_table():
