@@ -90,6 +90,7 @@ class TableLike(Protocol):
     def columns(self) -> int: ...
     @property
     def cells(self) -> Sequence[CellLike]: ...
+    def grid(self) -> Sequence[Sequence[CellLike | None]]: ...
 
 
 def tables_of(page: object) -> Sequence[TableLike]:
@@ -120,29 +121,30 @@ L = TypeVar("L", bound=LineLike)
 
 def without_tables(
     blocks: Sequence[Sequence[L]], tables: Sequence[TableLike]
-) -> tuple[list[tuple[int, list[L]]], dict[int, list[int]]]:
+) -> tuple[list[tuple[int, list[L]]], dict[int, list[int]], dict[int, list[L]]]:
     """A page's blocks (their index, their lines) less the lines in its tables (blocks left
-    empty dropped), and where each table goes, by its index: before the kept block at that
-    place, so after the block that held its first line in reading order (a table none of whose
-    lines came back goes last)."""
+    empty dropped); where each table goes, by its index: before the kept block at that place,
+    so after the block that held its first line in reading order (a table none of whose lines
+    came back goes last); and each table's lines."""
     kept: list[tuple[int, list[L]]] = []
     places: dict[int, list[int]] = {}
-    placed: set[int] = set()
+    held: dict[int, list[L]] = {}
     for b, lines in enumerate(blocks):
         rest = []
         for line in lines:
-            held = table_of(line, tables)
-            if held is None:
+            k = table_of(line, tables)
+            if k is None:
                 rest.append(line)
-            elif held not in placed:
-                placed.add(held)
-                places.setdefault(len(kept), []).append(held)
+                continue
+            if k not in held:
+                places.setdefault(len(kept), []).append(k)
+            held.setdefault(k, []).append(line)
         if rest:
             kept.append((b, rest))
     for k in range(len(tables)):
-        if k not in placed:
+        if k not in held:
             places.setdefault(len(kept), []).append(k)
-    return kept, places
+    return kept, places, held
 
 
 def cell_lines(table: TableLike, lines: Sequence[L]) -> list[list[L]]:
@@ -179,17 +181,12 @@ def page_regions(page: PageLike) -> list[Region]:
     tables = tables_of(page)
     if not tables:
         return list(blocks)
-    kept, places = without_tables([list(lines) for _, lines in blocks], tables)
-    held: dict[int, list[LineLike]] = {k: [] for k in range(len(tables))}
-    for _, lines in blocks:
-        for line in lines:
-            k = table_of(line, tables)
-            if k is not None:
-                held[k].append(line)
+    kept, places, held = without_tables([list(lines) for _, lines in blocks], tables)
     regions: list[Region] = []
     for i in range(len(kept) + 1):
         for k in places.get(i, []):
-            cells = list(zip(tables[k].cells, cell_lines(tables[k], held[k]), strict=True))
+            lines_in = cell_lines(tables[k], held.get(k, []))
+            cells = list(zip(tables[k].cells, lines_in, strict=True))
             regions.append(TableRegion(tables[k], cells))
         if i < len(kept):
             b, lines = kept[i]

@@ -215,8 +215,9 @@ def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
     body = body_height(pages)
     split = []
     for page in pages:
-        kept, places = without_tables([g.lines for g in groups_of(page)], tables_of(page))
-        split.append(([Group(tuple(lines)) for _, lines in kept], places, tables_of(page)))
+        tables = tables_of(page)
+        kept, places, _ = without_tables([g.lines for g in groups_of(page)], tables)
+        split.append(([Group(tuple(lines)) for _, lines in kept], places, tables))
     groups = [held for held, _, _ in split]
     left_out = furniture(pages, groups, body)
     shaped = []
@@ -376,9 +377,7 @@ def page_markdown(
 def table_markdown(table: TableLike) -> str:
     """A table as a GitHub table, its first row the header; as an HTML table where a cell
     spans rows or columns (a GitHub table cannot say so)."""
-    grid: list[list[CellLike | None]] = [[None] * table.columns for _ in range(table.rows)]
-    for cell in table.cells:
-        grid[cell.row][cell.column] = cell
+    grid = table.grid()
     if any(c.row_span > 1 or c.column_span > 1 for c in table.cells):
         return table_html(grid)
     rows = [

@@ -12,6 +12,25 @@ from numpy.typing import NDArray
 VERTICAL_RATIO = 1.5  # a crop this much taller than wide is a vertical line: turn it to read
 
 
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1: an upright box
+
+
+def quad_of(box: Box) -> NDArray[np.float32]:
+    """A box as a polygon: tl, tr, br, bl."""
+    x0, y0, x1, y1 = box
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+def box_of(quads: NDArray[np.floating[Any]]) -> Box:
+    """The upright box around quads (or any points [..., 2])."""
+    return (
+        float(quads[..., 0].min()),
+        float(quads[..., 1].min()),
+        float(quads[..., 0].max()),
+        float(quads[..., 1].max()),
+    )
+
+
 def order_quad(points: NDArray[np.number[Any]]) -> NDArray[np.float32]:
     """Order 4 corners clockwise (in image coordinates) starting at the top-left one.
 

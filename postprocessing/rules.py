@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-Box = tuple[float, float, float, float]  # x0, y0, x1, y1
+from .geometry import Box
 
 RULE_SHARE = 1 / 40  # a rule runs at least this share of the page's width (height), ...
 MIN_RULE = 20  # ... at least this many pixels, ...

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from .blocks import gutters
-from .rules import Box, Grid, drawn, grids
+from .geometry import Box, box_of, quad_of
+from .rules import Grid, drawn, grids
 from .words import Words, is_cjk
 
 # --- ruled tables ---
@@ -68,12 +68,6 @@ class Table:
     columns: int
     ruled: bool
     cells: list[Cell] = field(default_factory=list)
-
-
-def quad_of(box: Box) -> NDArray[np.float32]:
-    """A box as a polygon: tl, tr, br, bl."""
-    x0, y0, x1, y1 = box
-    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
 
 
 def turned_table(table: Table, back: Callable[[NDArray[np.float32]], NDArray[np.float32]]) -> Table:
@@ -186,15 +180,6 @@ def joined(texts: Sequence[str]) -> str:
             out += " "
         out += text
     return out
-
-
-def box_of(quads: NDArray[np.floating[Any]]) -> Box:
-    return (
-        float(quads[..., 0].min()),
-        float(quads[..., 1].min()),
-        float(quads[..., 0].max()),
-        float(quads[..., 1].max()),
-    )
 
 
 def segments(

@@ -19,6 +19,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from numpy.typing import NDArray
 
+from triton_ocr.postprocessing.geometry import quad_of
 from triton_ocr.postprocessing.words import is_cjk
 from triton_ocr.settings import PDF_TEXT_MODES
 
@@ -119,11 +120,14 @@ def page_chars(
 
 def box_quad(boxes: list[tuple[float, float, float, float]]) -> NDArray[np.float32]:
     """The upright box around `boxes` (left, top, right, bottom) as a quad."""
-    left = min(b[0] for b in boxes)
-    top = min(b[1] for b in boxes)
-    right = max(b[2] for b in boxes)
-    bottom = max(b[3] for b in boxes)
-    return np.array([[left, top], [right, top], [right, bottom], [left, bottom]], np.float32)
+    return quad_of(
+        (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+    )
 
 
 def layer_lines(chars: list[Char], hidden_too: bool) -> tuple[LayerLine, ...]:

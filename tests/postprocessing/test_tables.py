@@ -7,9 +7,9 @@ import cv2
 import numpy as np
 
 from tests.samples import RULED_CELLS, RULED_XS, layout_page, receipt, ruled_table
-from triton_ocr.postprocessing.geometry import turned_back
+from triton_ocr.postprocessing.geometry import quad_of, turned_back
 from triton_ocr.postprocessing.rules import RULE_SIDE
-from triton_ocr.postprocessing.tables import Table, find_tables, quad_of, turned_table
+from triton_ocr.postprocessing.tables import Table, find_tables, turned_table
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.tools.samples import Placed, Sample, render
 

@@ -18,9 +18,9 @@ from triton_ocr.config.requests import with_overrides
 from triton_ocr.contract import OCR_MODEL, PAGE_ORIENTATION, TEXT_DETECTION, TEXT_RECOGNITION
 from triton_ocr.ocr_request import PageRead, read_request
 from triton_ocr.pipeline import Networks
+from triton_ocr.postprocessing.geometry import Box, quad_of
 from triton_ocr.postprocessing.recognition import Texts
-from triton_ocr.postprocessing.rules import Box
-from triton_ocr.postprocessing.tables import Table, quad_of
+from triton_ocr.postprocessing.tables import Table
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.runtime import timeouts
 from triton_ocr.runtime.adapter import (
