@@ -100,11 +100,11 @@ def page_chars(
     pdfium gives no box gets an empty one)."""
     raw = textpage.raw
     rect = pdfium_c.FS_RECTF()
-    texts, hidden = [], []
+    hidden: list[bool] = []
     corners, boxed = np.zeros((count, 2, 3), np.float64), np.zeros(count, bool)
+    codes = [pdfium_c.FPDFText_GetUnicode(raw, i) for i in range(count)]
+    texts = characters(codes)
     for i in range(count):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
-        texts.append("-" if code in LINE_END_HYPHEN else chr(code))
         obj = pdfium_c.FPDFText_GetTextObject(raw, i)
         hidden.append(bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN)
         if pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
@@ -115,7 +115,29 @@ def page_chars(
     return [
         Char(text, (float(x0), float(y0), float(x1), float(y1)), concealed)
         for text, concealed, (x0, y0), (x1, y1) in zip(texts, hidden, low, high, strict=True)
+        if text  # the second half of a surrogate pair
     ]
+
+
+def characters(codes: list[int]) -> list[str]:
+    """pdfium's UTF-16 code units, one per character index -> each index's text: a character
+    beyond the BMP comes as a surrogate pair, whole at its first index and "" at its second;
+    a lone surrogate (a broken file) is U+FFFD, which UTF-8 can carry; pdfium's line-end
+    hyphen is the hyphen drawn."""
+    texts = [""] * len(codes)
+    i = 0
+    while i < len(codes):
+        code, following = codes[i], codes[i + 1] if i + 1 < len(codes) else 0
+        if 0xD800 <= code <= 0xDBFF and 0xDC00 <= following <= 0xDFFF:
+            texts[i] = chr(0x10000 + ((code - 0xD800) << 10) + (following - 0xDC00))
+            i += 2
+            continue
+        if code in LINE_END_HYPHEN:
+            texts[i] = "-"
+        else:
+            texts[i] = "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)
+        i += 1
+    return texts
 
 
 def box_quad(boxes: list[tuple[float, float, float, float]]) -> NDArray[np.float32]:

@@ -13,6 +13,7 @@ from fpdf import FPDF
 from fpdf.enums import TextMode
 from PIL import Image
 
+from tests.conftest import ROOT
 from tests.documents import BORN_DIGITAL_COLUMNS, BORN_DIGITAL_HEADING, born_digital_pdf
 from triton_ocr.preprocessing import text_layer
 from triton_ocr.preprocessing.documents import open_pages
@@ -116,3 +117,17 @@ def test_a_text_layer_too_long_to_read_is_ocred_or_refused(monkeypatch):
     assert layer_of(born_digital_pdf())[0] is None
     with pytest.raises(ImageDecodeError, match=r"page 1: its text layer holds \d+ characters"):
         layer_of(born_digital_pdf(), "layer")
+
+
+def test_characters_beyond_the_bmp_are_whole_and_a_lone_surrogate_is_replaced():
+    """pdfium gives UTF-16 code units: a pair is one character (a real Korean report's private
+    use glyphs come so, and a lone half cannot be sent as UTF-8)."""
+    codes = [ord("a"), 0xDB82, 0xDC54, ord("b"), 0xDB82, ord("c"), 0xDC55, 0xFFFE, 0x02]
+    expected = ["a", "\U000f0854", "", "b", "\ufffd", "c", "\ufffd", "-", "-"]
+    assert text_layer.characters(codes) == expected
+    data = (ROOT / "tests/data/born_digital/normal_4pages.pdf").read_bytes()
+    with open_pages(data, LIMITS, DOCS, 72) as pages:
+        layer = pages.text_layer(3, "auto")
+    assert layer is not None
+    text = "".join(line.text for line in layer.lines)
+    assert "\U000f0854" in text and text.encode("utf-8")
