@@ -8,8 +8,9 @@ without word boxes is cut at its spaces, each word's box its share of the line's
 characters. A word split at a line end (a hyphen after a letter, the block's next line going on
 in lower case) ends its line with `HYP`, and both parts carry the whole word (`SUBS_CONTENT`).
 A table (when read) is a `ComposedBlock` of `TYPE` table holding a `TextBlock` per cell, the
-cell's lines in it. Boxes are axis-aligned, in integer pixels of the page (`MeasurementUnit`
-pixel), clamped to it.
+cell's lines in it. A block's type (heading, paragraph, list, header, footer, caption...) is a
+`LayoutTag` its `TextBlock` names in `TAGREFS`. Boxes are axis-aligned, in integer pixels of
+the page (`MeasurementUnit` pixel), clamped to it.
 Schema: https://www.loc.gov/standards/alto/
 
 Works on anything shaped like results.Page (read by attribute), as hocr.py does.
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from .hocr import (
     NOT_XML,
     OCR_SYSTEM,
+    BlockRegion,
     LineLike,
     PageLike,
     TableRegion,
@@ -161,9 +163,16 @@ def page_element(layout: ET.Element, page: PageLike) -> None:
         if isinstance(region, TableRegion):
             table_element(space, region, page, ident)
             continue
-        points, lines = region
-        block_element = ET.SubElement(space, "TextBlock", {"ID": ident, **box(points, page)})
-        block_lines(block_element, lines, page, ident)
+        attributes = {"ID": ident, **box(region.polygon, page)}
+        if region.type:
+            attributes["TAGREFS"] = layout_tag(region.type)
+        block_element = ET.SubElement(space, "TextBlock", attributes)
+        block_lines(block_element, region.lines, page, ident)
+
+
+def layout_tag(kind: str) -> str:
+    """The ID of the LayoutTag naming a block type."""
+    return f"type_{kind}"
 
 
 def table_element(space: ET.Element, region: TableRegion, page: PageLike, ident: str) -> None:
@@ -196,6 +205,12 @@ def to_alto(pages: Iterable[PageLike], source: str | None = None) -> str:
     processing = ET.SubElement(description, "Processing", {"ID": "ocr"})
     software = ET.SubElement(processing, "processingSoftware")
     ET.SubElement(software, "softwareName").text = OCR_SYSTEM
+    pages = list(pages)  # read twice: the tags, then the pages
+    kinds = sorted({r.type for p in pages for r in page_regions(p) if isinstance(r, BlockRegion)})
+    if any(kinds):  # each block type named once, a TextBlock's TAGREFS naming its own
+        tags = ET.SubElement(root, "Tags")
+        for kind in filter(None, kinds):
+            ET.SubElement(tags, "LayoutTag", {"ID": layout_tag(kind), "LABEL": kind})
     layout = ET.SubElement(root, "Layout")
     for page in pages:
         page_element(layout, page)

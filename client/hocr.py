@@ -1,7 +1,8 @@
 """hOCR output: one XHTML file per document, as Tesseract and hocr-tools write it.
 
 Each page is an `ocr_page` (its image, its size, its number), each block an `ocr_carea` holding
-one `ocr_par`, each line an `ocr_line` (with its `textangle` when the page came turned), each
+one `ocr_par`, each line an `ocr_line` (a heading's `ocr_header`, a caption's `ocr_caption`, as
+Tesseract writes them; with its `textangle` when the page came turned), each
 word an `ocrx_word` carrying the text; every element's `title` holds its axis-aligned `bbox`
 (integer pixels of the page, clamped to it) and, for lines and words, `x_wconf` (0-100). A
 line read without word boxes holds one `ocrx_word` with the line's text and box, so tools that
@@ -22,8 +23,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from triton_ocr.contract import BLOCK_CAPTION, BLOCK_HEADING
+
 OCR_SYSTEM = "triton-ocr"
-CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocrx_word ocr_table"
+CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocr_header ocr_caption ocrx_word ocr_table"
+# a line's class by its block's type, as Tesseract writes them (and OCRmyPDF reads them as lines):
+# a heading's lines ocr_header, a caption's ocr_caption, the others ocr_line
+LINE_CLASSES = {BLOCK_HEADING: "ocr_header", BLOCK_CAPTION: "ocr_caption"}
 HEADER = """<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
     "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
@@ -170,7 +176,16 @@ class TableRegion:
     cells: list[tuple[CellLike, list[LineLike]]]
 
 
-Region = tuple[Sequence[Sequence[float]], Sequence[LineLike]] | TableRegion
+@dataclass(frozen=True)
+class BlockRegion:
+    """A block on a page: its box, its lines and its type (contract.BLOCK_TYPES, "" untold)."""
+
+    polygon: Sequence[Sequence[float]]
+    lines: Sequence[LineLike]
+    type: str = ""
+
+
+Region = BlockRegion | TableRegion
 
 
 def page_regions(page: PageLike) -> list[Region]:
@@ -181,7 +196,7 @@ def page_regions(page: PageLike) -> list[Region]:
     tables = tables_of(page)
     if not tables:
         return list(blocks)
-    kept, places, held = without_tables([list(lines) for _, lines in blocks], tables)
+    kept, places, held = without_tables([list(block.lines) for block in blocks], tables)
     regions: list[Region] = []
     for i in range(len(kept) + 1):
         for k in places.get(i, []):
@@ -190,10 +205,11 @@ def page_regions(page: PageLike) -> list[Region]:
             regions.append(TableRegion(tables[k], cells))
         if i < len(kept):
             b, lines = kept[i]
-            points, whole = blocks[b]
-            if len(lines) < len(whole):  # boxed around the lines left
+            block = blocks[b]
+            points = block.polygon
+            if len(lines) < len(block.lines):  # boxed around the lines left
                 points = [point for line in lines for point in line.polygon]
-            regions.append((points, lines))
+            regions.append(BlockRegion(points, lines, block.type))
     return regions
 
 
@@ -248,15 +264,18 @@ def title(bbox: Bbox, score: float | None = None) -> str:
     return found if score is None else f"{found}; x_wconf {wconf(score)}"
 
 
-def page_blocks(page: PageLike) -> list[tuple[Sequence[Sequence[float]], Sequence[LineLike]]]:
-    """Each block of the page, its box and its lines; a page without blocks (ensemble_model's
-    lines, or an older server's) is one block of all its lines, boxed around them."""
+def page_blocks(page: PageLike) -> list[BlockRegion]:
+    """Each block of the page, its box, its lines and its type; a page without blocks
+    (ensemble_model's lines, or an older server's) is one block of all its lines, boxed around
+    them."""
     blocks = getattr(page, "blocks", ())
     if blocks:
-        return [(block.polygon, block.lines) for block in blocks]
+        return [
+            BlockRegion(block.polygon, block.lines, getattr(block, "type", "")) for block in blocks
+        ]
     if not page.lines:
         return []
-    return [([point for line in page.lines for point in line.polygon], page.lines)]
+    return [BlockRegion([point for line in page.lines for point in line.polygon], page.lines)]
 
 
 def page_hocr(page: PageLike, source: str | None) -> list[str]:
@@ -273,13 +292,15 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
         if isinstance(region, TableRegion):
             out += table_hocr(region, page, counts)
             continue
-        points, lines = region
         counts["block"] += 1
         block_count = counts["block"]
-        box = title(bbox_of(points, page.width, page.height))
+        box = title(bbox_of(region.polygon, page.width, page.height))
+        kind = LINE_CLASSES.get(region.type, "ocr_line")
         out.append(f"   <div class='ocr_carea' id='block_{number}_{block_count}' title='{box}'>")
         out.append(f"    <p class='ocr_par' id='par_{number}_{block_count}' title='{box}'>")
-        out += [f"     {row}" for line in lines for row in line_hocr(line, page, counts)]
+        out += [
+            f"     {row}" for line in region.lines for row in line_hocr(line, page, counts, kind)
+        ]
         out += ["    </p>", "   </div>"]
     out.append("  </div>")
     return out
@@ -309,14 +330,16 @@ def table_hocr(region: TableRegion, page: PageLike, counts: dict[str, int]) -> l
     return out
 
 
-def line_hocr(line: LineLike, page: PageLike, counts: dict[str, int]) -> list[str]:
+def line_hocr(
+    line: LineLike, page: PageLike, counts: dict[str, int], kind: str = "ocr_line"
+) -> list[str]:
     number = page.number + 1
     counts["line"] += 1
     box = title(bbox_of(line.polygon, page.width, page.height), line.score)
     rotation = getattr(page, "rotation", 0)
     if rotation:  # as Tesseract writes it: the text's counter-clockwise angle on the page
         box += f"; textangle {(360 - rotation) % 360}"
-    out = [f"<span class='ocr_line' id='line_{number}_{counts['line']}' title='{box}'>"]
+    out = [f"<span class='{kind}' id='line_{number}_{counts['line']}' title='{box}'>"]
     for word in list(line.words) or [line]:  # without word boxes: the line as one word
         counts["word"] += 1
         word_box = bbox_of(word.polygon, page.width, page.height)

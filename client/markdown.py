@@ -1,17 +1,17 @@
 """Markdown out: a document's pages as a person reads them, for search and language models.
 
-From the blocks the service returns in reading order: a block of a few lines set larger than
-the document's body text is a heading (levels by size, largest first); a block whose first
-line starts with a bullet or a number is a list; any other block is a paragraph, its lines
-joined (a word split by a hyphen at a line end joined again; running text going on in the next
-column joined to it), or, when its rows hold lines set apart (a price beside its item), its
-rows kept with hard line breaks. A page's tables (when read) come where their first line was
-read, as GitHub tables, or HTML tables where cells span. Running headers and footers (a short
-row alone at a page's top or bottom edge that holds a page number, is set smaller than the
-body, or recurs on another page) are left out unless asked for. An HTML comment names each
-page after the first. Every word is a word the service read: the text is escaped so that
-Markdown reads it as text, and only list, heading and table markup is added (a bullet glyph
-the service read becomes the list's).
+From the blocks the service returns in reading order, each as its type says
+(postprocessing/block_types.py decides them on the server): a heading (levels by size, largest
+first); a list (its items split at their markers); a paragraph, its lines joined (a word split
+by a hyphen at a line end joined again; running text going on in the next column joined to
+it), or, when its rows hold lines set apart (a price beside its item), its rows kept with hard
+line breaks; a caption as a paragraph; a figure's text after a comment naming it. A page's
+tables (when read) come where their first line was read, as GitHub tables, or HTML tables where
+cells span. Running headers and footers are left out unless asked for. An HTML comment names
+each page after the first. Every word is a word the service read: the text is escaped so that
+Markdown reads it as text, and only list, heading and table markup is added (a bullet glyph the
+service read becomes the list's). A page without blocks (ensemble_model's) is read line by
+line.
 """
 
 from __future__ import annotations
@@ -20,34 +20,37 @@ import html
 import math
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from triton_ocr.contract import BLOCK_FIGURE as FIGURE
+from triton_ocr.contract import BLOCK_FOOTER as FOOTER
+from triton_ocr.contract import BLOCK_HEADER as HEADER
+from triton_ocr.contract import BLOCK_HEADING as HEADING
+from triton_ocr.contract import BLOCK_LIST as LIST
+from triton_ocr.contract import BLOCK_PARAGRAPH as PARAGRAPH
+from triton_ocr.contract import BLOCK_TABLE as TABLE
+from triton_ocr.contract import LIST_MARKERS
+
 from .alto import hyphen_split
-from .hocr import CellLike, LineLike, PageLike, TableLike, tables_of, without_tables
+from .hocr import (
+    CellLike,
+    LineLike,
+    PageLike,
+    TableLike,
+    tables_of,
+    without_tables,
+)
 
 Polygon = Sequence[Sequence[float]]
-# a heading's lines are at least this much taller than the body's, a new heading level this
-# much smaller than the one above it
-HEADING_RATIO = 1.3
-LEVEL_STEP = 0.85
-HEADING_MOST_LINES, HEADING_MOST_WORDS = 3, 15
-# running headers and footers: one short line, no taller than the body's, within this share
-# of the page's height from its top or bottom edge, on a page with this many other lines
-EDGE_SHARE = 0.1
-FURNITURE_MOST_WORDS, FURNITURE_LEAST_OTHERS = 12, 5
-SMALLER = 0.9  # a running head or foot is set this much smaller than the body, or less
+LEVEL_STEP = 0.85  # a heading this much smaller than the largest of its level starts the next
 # a block is running text when each row but its last spans this share of its width, and no
 # row has a gap wider than this many line heights between two of its lines
 PROSE_SHARE, COLUMN_GAP = 0.75, 1.5
 # a paragraph that ends without one of these and a next one that starts lower case are one
 # (running text going on in the next column)
 SENTENCE_ENDS = '.!?:;…"”’)]'
-PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
-BULLET = re.compile(r"^([•·‣▪▫●○◦■□➢►▶✓✔*+\-–—])\s+(?=\S)")
-NUMBERED = re.compile(r"^(\d{1,3})([.)])\s+(?=\S)")
-LETTERED = re.compile(r"^(\(?[a-zA-Z0-9]{1,3}\))\s+(?=\S)")
+BULLET, NUMBERED, LETTERED = (re.compile(marker) for marker in LIST_MARKERS)
 # characters Markdown could read as markup anywhere in a line, and at its start
 INLINE = re.compile(r"([\\`*_\[\]<>|~])")
 ENTITY = re.compile(r"&(?=#?\w+;)")
@@ -59,6 +62,7 @@ class Group:
     """A block's lines, or a line alone on a page without blocks (ensemble_model's)."""
 
     lines: tuple[LineLike, ...]
+    type: str = PARAGRAPH  # one of contract.BLOCK_TYPES
 
     @property
     def text(self) -> str:
@@ -67,7 +71,10 @@ class Group:
 
 def groups_of(page: PageLike) -> list[Group]:
     if page.blocks:
-        return [Group(tuple(block.lines)) for block in page.blocks]
+        return [
+            Group(tuple(block.lines), getattr(block, "type", "") or PARAGRAPH)
+            for block in page.blocks
+        ]
     return [Group((line,)) for line in page.lines]
 
 
@@ -75,7 +82,7 @@ def groups_of(page: PageLike) -> list[Group]:
 class Shaped:
     """A block and what it reads as."""
 
-    kind: str  # heading, list, paragraph, furniture or table
+    kind: str  # one of contract.BLOCK_TYPES
     block: Group
     height: float  # its lines' mean height (pixels)
     table: TableLike | None = None
@@ -85,33 +92,6 @@ def line_height(polygon: Polygon) -> float:
     """The height of a line's box: the mean of its left and right edges (tl-bl, tr-br)."""
     (tlx, tly), (trx, try_), (brx, bry), (blx, bly) = polygon
     return (math.hypot(blx - tlx, bly - tly) + math.hypot(brx - trx, bry - try_)) / 2
-
-
-def body_height(pages: Sequence[PageLike]) -> float:
-    """The height of the text most of the document is set in: the median line height, each
-    line counted once per character, so that a few big lines do not move it."""
-    heights = sorted(
-        (line_height(line.polygon), len(line.text)) for page in pages for line in page.lines
-    )
-    total = sum(weight for _, weight in heights)
-    seen = 0
-    for height, weight in heights:
-        seen += weight
-        if seen * 2 >= total:
-            return height
-    return 0.0
-
-
-def edge_text(text: str) -> str:
-    """A header's or footer's text with its numbers left out (a running head keeps its words,
-    its page number changes)."""
-    return re.sub(r"\d+", "#", " ".join(text.split())).casefold()
-
-
-def block_box(block: Group) -> tuple[float, float]:
-    """The top and bottom of a block's lines."""
-    ys = [y for line in block.lines for _, y in line.polygon]
-    return min(ys), max(ys)
 
 
 def x_range(lines: Sequence[LineLike]) -> tuple[float, float]:
@@ -158,94 +138,23 @@ def prose(block: Group) -> bool:
     return all(span >= PROSE_SHARE * (right - left) for span in spans[:-1])
 
 
-def edge_blocks(page: PageLike, groups: Sequence[Group], body: float) -> set[int]:
-    """The indices of `page`'s blocks that sit alone at its top or bottom edge: one short row,
-    no taller than the body's, in the edge band, with nothing of the rest beyond it."""
-    if not groups or page.height <= 0:
-        return set()
-
-    def candidate(block: Group) -> bool:
-        top, bottom = block_box(block)
-        near = top <= page.height * EDGE_SHARE or bottom >= page.height * (1 - EDGE_SHARE)
-        return (
-            near
-            and len(rows_of(block.lines)) == 1
-            and len(block.text.split()) <= FURNITURE_MOST_WORDS
-            and max(line_height(line.polygon) for line in block.lines) <= body * 1.1
-        )
-
-    found = {i for i, block in enumerate(groups) if candidate(block)}
-    rest = [groups[i] for i in range(len(groups)) if i not in found]
-    if sum(len(block.lines) for block in rest) < FURNITURE_LEAST_OTHERS:
-        return set()
-    content_top = min((block_box(b)[0] for b in rest), default=page.height)
-    content_bottom = max((block_box(b)[1] for b in rest), default=0.0)
-    return {
-        i
-        for i in found
-        if block_box(groups[i])[1] <= content_top or block_box(groups[i])[0] >= content_bottom
-    }
-
-
-def furniture(
-    pages: Sequence[PageLike], groups: Sequence[Sequence[Group]], body: float
-) -> list[set[int]]:
-    """Per page, the indices of its running headers and footers: a short row alone at an edge
-    that holds a page number, is set smaller than the body, or whose words recur at an edge of
-    another page."""
-    edges = [edge_blocks(page, held, body) for page, held in zip(pages, groups, strict=True)]
-    recurring = Counter(
-        edge_text(held[i].text) for held, found in zip(groups, edges, strict=True) for i in found
-    )
-
-    def running(block: Group) -> bool:
-        return (
-            recurring[edge_text(block.text)] > 1
-            or any(PAGE_NUMBER.match(line.text.strip()) for line in block.lines)
-            or max(line_height(line.polygon) for line in block.lines) <= body * SMALLER
-        )
-
-    return [
-        {i for i in found if running(held[i])} for held, found in zip(groups, edges, strict=True)
-    ]
-
-
 def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
-    """Each page's blocks (or lines, on a page without blocks), with what each reads as."""
-    body = body_height(pages)
-    split = []
+    """Each page's blocks (or lines, on a page without blocks) with what each reads as, and
+    its tables where their first lines were read."""
+    shaped = []
     for page in pages:
         tables = tables_of(page)
-        kept, places, _ = without_tables([g.lines for g in groups_of(page)], tables)
-        split.append(([Group(tuple(lines)) for _, lines in kept], places, tables))
-    groups = [held for held, _, _ in split]
-    left_out = furniture(pages, groups, body)
-    shaped = []
-    for (held, places, tables), edges in zip(split, left_out, strict=True):
+        groups = groups_of(page)
+        kept, places, _ = without_tables([g.lines for g in groups], tables)
         found = []
-        for i in range(len(held) + 1):
-            found += [Shaped("table", Group(()), 0.0, tables[k]) for k in places.get(i, [])]
-            if i == len(held):
+        for i in range(len(kept) + 1):
+            found += [Shaped(TABLE, Group(()), 0.0, tables[k]) for k in places.get(i, [])]
+            if i == len(kept):
                 break
-            block = held[i]
-            if not block.lines:
-                continue
-            height = sum(line_height(line.polygon) for line in block.lines) / len(block.lines)
-            words = sum(len(line.text.split()) for line in block.lines)
-            if i in edges:
-                kind = "furniture"
-            elif (
-                body > 0
-                and height >= body * HEADING_RATIO
-                and len(block.lines) <= HEADING_MOST_LINES
-                and words <= HEADING_MOST_WORDS
-            ):
-                kind = "heading"
-            elif list_marker(block.lines[0].text):
-                kind = "list"
-            else:
-                kind = "paragraph"
-            found.append(Shaped(kind, block, height))
+            b, lines = kept[i]
+            block = Group(tuple(lines), groups[b].type)
+            height = sum(line_height(line.polygon) for line in lines) / len(lines)
+            found.append(Shaped(block.type, block, height))
         shaped.append(found)
     return shaped
 
@@ -253,9 +162,7 @@ def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
 def heading_levels(shaped: Sequence[Sequence[Shaped]]) -> dict[float, int]:
     """Heading heights -> levels: the largest are level 1, and a height this much smaller than
     the largest of its level starts the next (at most 6)."""
-    heights = sorted(
-        {s.height for page in shaped for s in page if s.kind == "heading"}, reverse=True
-    )
+    heights = sorted({s.height for page in shaped for s in page if s.kind == HEADING}, reverse=True)
     levels: dict[float, int] = {}
     level, first = 1, heights[0] if heights else 0.0
     for height in heights:
@@ -342,7 +249,7 @@ def paragraph(block: Group) -> str:
 
 def goes_on(before: Shaped, after: Shaped) -> bool:
     """Whether `after` is the running text of `before` going on (in the next column)."""
-    if before.kind != "paragraph" or after.kind != "paragraph":
+    if before.kind != PARAGRAPH or after.kind != PARAGRAPH:
         return False
     if not (prose(before.block) and prose(after.block)):
         return False
@@ -353,16 +260,18 @@ def goes_on(before: Shaped, after: Shaped) -> bool:
 def page_markdown(
     shaped: Sequence[Shaped], levels: dict[float, int], headers_footers: bool
 ) -> list[str]:
-    kept = [s for s in shaped if s.kind != "furniture" or headers_footers]
+    kept = [s for s in shaped if s.kind not in (HEADER, FOOTER) or headers_footers]
     parts: list[str] = []
     running: list[str] = []  # the lines of the paragraph last written, while it may go on
     for k, s in enumerate(kept):
         texts = [line.text for line in s.block.lines]
         if s.table is not None:
             parts.append(table_markdown(s.table))
-        elif s.kind == "heading":
+        elif s.kind == HEADING:
             parts.append("#" * levels[s.height] + " " + escaped(joined(texts)))
-        elif s.kind == "list":
+        elif s.kind == FIGURE:
+            parts.append(comment("figure") + "\n\n" + paragraph(s.block))
+        elif s.kind == LIST:
             parts.append("\n".join(list_items(s.block.lines)))
         elif k and goes_on(kept[k - 1], s):
             running += texts

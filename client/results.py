@@ -55,11 +55,14 @@ class TextLine:
 
 @dataclass(frozen=True)
 class Block:
-    """A block of a page (a column, a paragraph, a region): its box (original pixels) and its
-    lines, top to bottom."""
+    """A block of a page (a column, a paragraph, a region): its box (original pixels), its
+    lines, top to bottom, and what it is (one of contract.BLOCK_TYPES: "paragraph", "heading",
+    "list", "table", "header", "footer", "caption", "figure"; "" from a server that does not
+    say)."""
 
     polygon: Polygon
     lines: tuple[TextLine, ...]
+    type: str = ""
 
     @property
     def text(self) -> str:
@@ -67,6 +70,7 @@ class Block:
 
     def to_dict(self) -> dict:
         return {
+            "type": self.type,
             "polygon": polygon_list(self.polygon),
             "lines": [line.to_dict() for line in self.lines],
         }
@@ -358,8 +362,8 @@ def parse_blocks(
     outputs: Mapping[str, np.ndarray | None], lines: Sequence[TextLine], pages: int
 ) -> list[list[Block]]:
     """Each page's blocks, from the line_block, block_polygons and block_page outputs (none
-    from a server without them)."""
-    names = contract.OCR_BLOCK_OUTPUTS
+    from a server without them), with their types (block_type; "" from a server without it)."""
+    names = [name for name in contract.OCR_BLOCK_OUTPUTS if name != contract.OCR_OUTPUT_BLOCK_TYPE]
     if any(outputs.get(name) is None for name in names):
         return [[] for _ in range(pages)]
     line_block = column(outputs, contract.OCR_OUTPUT_LINE_BLOCK, np.int64).reshape(-1)
@@ -372,13 +376,24 @@ def parse_blocks(
         )
     check_index(line_block, len(polygons), "line_block", "blocks", "lines are not block by block")
     check_index(block_page, pages, "block_page", "pages", "blocks are not in page order")
+    types = block_types(outputs, len(polygons))
     members: list[list[TextLine]] = [[] for _ in polygons]
     for line, block in zip(lines, line_block, strict=True):
         members[int(block)].append(line)
     found: list[list[Block]] = [[] for _ in range(pages)]
-    for polygon, page, held in zip(polygons, block_page, members, strict=True):
-        found[int(page)].append(Block(polygon, tuple(held)))
+    for polygon, page, held, kind in zip(polygons, block_page, members, types, strict=True):
+        found[int(page)].append(Block(polygon, tuple(held), kind))
     return found
+
+
+def block_types(outputs: Mapping[str, np.ndarray | None], blocks: int) -> list[str]:
+    """Each block's type; all "" from a server without the output."""
+    if outputs.get(contract.OCR_OUTPUT_BLOCK_TYPE) is None:
+        return [""] * blocks
+    types = [as_text(t) for t in column(outputs, contract.OCR_OUTPUT_BLOCK_TYPE).reshape(-1)]
+    if len(types) != blocks or not set(types) <= set(contract.BLOCK_TYPES):
+        raise ValueError(f"inconsistent response: {len(types)} block types for {blocks} blocks")
+    return types
 
 
 def parse_tables(outputs: Mapping[str, np.ndarray | None], pages: int) -> list[list[Table]]:

@@ -135,6 +135,14 @@ def turned_back(
     return cast("NDArray[np.float32]", np.stack(moved, axis=-1).astype(points.dtype))
 
 
+def turned_upright(
+    points: NDArray[np.float32], degrees: int, sent_hw: tuple[int, int]
+) -> NDArray[np.float32]:
+    """`turned_back` undone: points on the page as sent (its size `sent_hw`), whose content was
+    turned `degrees` clockwise -> the same points on the page turned upright."""
+    return turned_back(points, (360 - degrees) % 360, sent_hw)
+
+
 def reading_order(quads: NDArray[np.float32]) -> NDArray[np.int64]:
     """Indices that put quads in reading order: lines top to bottom, each line left to right.
 

@@ -30,6 +30,7 @@ class Texts:
     block_quads: NDArray[np.float32] = dataclasses.field(default_factory=no_blocks)
     rotation: int = 0  # degrees the page's content was turned clockwise (and turned back)
     tables: tuple[Table, ...] = ()  # when asked for (postprocessing.tables), top to bottom
+    block_types: tuple[str, ...] = ()  # [B] each block's type (postprocessing.block_types)
 
     @staticmethod
     def empty(rotation: int = 0) -> Texts:
@@ -60,7 +61,10 @@ class Texts:
         kept, renumbered = np.unique(np.asarray(line_block, np.int32), return_inverse=True)
         renumbered = renumbered.astype(np.int32).reshape(-1)
         boxes = block_boxes(self.quads, renumbered, len(kept))
-        return dataclasses.replace(self, line_block=renumbered, block_quads=boxes)
+        return dataclasses.replace(self, line_block=renumbered, block_quads=boxes, block_types=())
+
+    def with_block_types(self, types: Sequence[str]) -> Texts:
+        return dataclasses.replace(self, block_types=tuple(types))
 
     def turned_back(self, rotation: int, upright_hw: tuple[int, int]) -> Texts:
         """Read on a page turned upright (its size `upright_hw`) -> every polygon on the page

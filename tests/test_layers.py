@@ -60,7 +60,8 @@ MAY_IMPORT = {
     "errors": (),
     "contract": (),
     "settings": ("errors",),
-    "postprocessing": ("errors", "settings"),
+    # block types are named by the contract (a leaf: names only)
+    "postprocessing": ("errors", "contract", "settings"),
     # crops are cut from the boxes' geometry: data flows from boxes to crops, not back
     "preprocessing": ("errors", "settings", "postprocessing"),
     "pipeline": ("errors", "settings", "preprocessing", "postprocessing"),

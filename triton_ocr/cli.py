@@ -523,9 +523,12 @@ def evaluate(
     ),
 ) -> None:
     """Accuracy on labelled sets, each on its own: word-crop exact match and CER; string, token
-    and detection scores of scenes and documents; the images with misses; tables (TEDS, by
-    split and ruled or not, read through `ocr` with tables=true). Images a manifest marks
-    `held_out: false` (looked at while a setting was chosen) are left out."""
+    and detection scores of scenes and documents; the images with misses; Markdown's text,
+    order and headings on pages labelled with them; tables (TEDS, by split and ruled or not,
+    read through `ocr` with tables=true); born-digital PDFs read from their text layer against
+    pdfium's own text and against OCR's speed. Images a manifest marks `held_out: false`
+    (looked at while a setting was chosen) are left out."""
+    from triton_ocr.tools.evaluation.born_digital import BORN_DIGITAL_SET
     from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
     from triton_ocr.tools.evaluation.labels import DEV_SPLIT, REPORT_SPLIT
     from triton_ocr.tools.evaluation.tables import TABLE_SET
@@ -534,7 +537,7 @@ def evaluate(
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own
     try:
         options = EvalOptions(
-            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT, TABLE_SET)),
+            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT, TABLE_SET, BORN_DIGITAL_SET)),
             found,
             model,
             url,

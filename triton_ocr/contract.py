@@ -103,7 +103,23 @@ OCR_PAGE_OUTPUTS = (
 OCR_OUTPUT_LINE_BLOCK = "line_block"  # INT32 [N]: per line, its block among the B blocks
 OCR_OUTPUT_BLOCK_POLYGONS = "block_polygons"  # FP32 [B, 4, 2]: each block's box, original pixels
 OCR_OUTPUT_BLOCK_PAGE = "block_page"  # INT32 [B]: per block, its page among the P pages read
-OCR_BLOCK_OUTPUTS = (OCR_OUTPUT_LINE_BLOCK, OCR_OUTPUT_BLOCK_POLYGONS, OCR_OUTPUT_BLOCK_PAGE)
+OCR_OUTPUT_BLOCK_TYPE = "block_type"  # BYTES [B]: what it is, one of BLOCK_TYPES
+BLOCK_TYPES = ("paragraph", "heading", "list", "table", "header", "footer", "caption", "figure")
+(BLOCK_PARAGRAPH, BLOCK_HEADING, BLOCK_LIST, BLOCK_TABLE) = BLOCK_TYPES[:4]
+(BLOCK_HEADER, BLOCK_FOOTER, BLOCK_CAPTION, BLOCK_FIGURE) = BLOCK_TYPES[4:]
+# A "list" block's items each start with one of these (a bullet, a number, a letter), followed
+# by whitespace and text: the server types blocks by them and clients split items at them.
+LIST_MARKERS = (
+    r"^([•·‣▪▫●○◦■□➢►▶✓✔*+\-–—])\s+(?=\S)",
+    r"^(\d{1,3})([.)])\s+(?=\S)",
+    r"^(\(?[a-zA-Z0-9]{1,3}\))\s+(?=\S)",
+)
+OCR_BLOCK_OUTPUTS = (
+    OCR_OUTPUT_LINE_BLOCK,
+    OCR_OUTPUT_BLOCK_POLYGONS,
+    OCR_OUTPUT_BLOCK_PAGE,
+    OCR_OUTPUT_BLOCK_TYPE,
+)
 # Word boxes (request parameter word_boxes=true; empty otherwise): one entry per word, grouped
 # by line in line order, words in reading order within their line.
 OCR_OUTPUT_WORD_TEXT = "word_text"  # BYTES [W]
@@ -149,6 +165,7 @@ WORD_BOXES = "word_boxes"
 TABLES = "tables"
 PAGE_ORIENTATION_PARAMETER = "page_orientation"  # "auto" or "off"
 PDF_DPI = "pdf_dpi"
+PDF_TEXT = "pdf_text"  # "auto", "layer" or "ocr"
 
 # The best path (argmax class, its probability per time step) that the export appends to every
 # recognizer: what text_recognition returns to the server's CTC decode.

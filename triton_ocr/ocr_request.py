@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from triton_ocr.errors import InvalidRequest
 from triton_ocr.pipeline import (
@@ -22,6 +22,7 @@ from triton_ocr.pipeline import (
     open_pages,
     read_layer,
     read_page_async,
+    with_block_types,
     with_layer,
     with_tables,
 )
@@ -126,8 +127,22 @@ async def read_request(
 
         calls = (read(i, p) for i, p in pages)
         if caller_s is not None and caller_s < many.request_timeout_s:
-            return await all_or_none(calls, caller_s, "the timeout the request was sent with")
-        return await all_or_none(calls, many.request_timeout_s)
+            read_pages = await all_or_none(calls, caller_s, "the timeout the request was sent with")
+        else:
+            read_pages = await all_or_none(calls, many.request_timeout_s)
     finally:
         for reader in readers:
             reader.close()
+    return typed(read_pages)
+
+
+def typed(pages: list[PageRead]) -> list[PageRead]:
+    """The pages with their blocks' types, judged item by item (an item's pages are one
+    document); pages not read have no blocks."""
+    out = list(pages)
+    for item in sorted({page.item for page in pages}):
+        read = [k for k, page in enumerate(pages) if page.item == item and not page.error]
+        found = with_block_types([pages[k].texts for k in read], [pages[k].size for k in read])
+        for k, texts in zip(read, found, strict=True):
+            out[k] = replace(pages[k], texts=texts)
+    return out

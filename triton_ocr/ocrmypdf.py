@@ -47,7 +47,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import __version__, contract
 from triton_ocr.client import Document, ImageDecodeError, OcrClient, Page
 from triton_ocr.client.address import NothingAnswers, WrongAddress, check_protocol
-from triton_ocr.client.hocr import bbox_of
+from triton_ocr.client.hocr import LINE_CLASSES, bbox_of
 from triton_ocr.client.results import Block, Polygon, TextLine, Word
 from triton_ocr.config.packs import PACK_LIST
 
@@ -327,7 +327,7 @@ def word_element(word: Word, size: tuple[int, int]) -> OcrElement:
     )
 
 
-def line_element(line: TextLine, size: tuple[int, int]) -> OcrElement:
+def line_element(line: TextLine, size: tuple[int, int], kind: str = OcrClass.LINE) -> OcrElement:
     """A line and its words at its quarter turn; a line read without word boxes is one word (so
     it is still written). No baseline: OCRmyPDF's renderer sizes the font from a given
     baseline's height in the box, and the detector's box is taller than the ink, so it would
@@ -336,7 +336,7 @@ def line_element(line: TextLine, size: tuple[int, int]) -> OcrElement:
     angle = text_angle(line.polygon)
     words = line.words or (Word(line.text, line.polygon, line.score),)
     return OcrElement(
-        ocr_class=OcrClass.LINE,
+        ocr_class=kind,
         bbox=box(line.polygon, size),
         poly=list(line.polygon),
         confidence=confidence(line.score),
@@ -353,11 +353,13 @@ def page_blocks(page: Page) -> tuple[Block, ...]:
 
 
 def block_element(block: Block, size: tuple[int, int]) -> OcrElement:
-    """A block as a content area holding one paragraph, as Tesseract's hOCR nests them."""
+    """A block as a content area holding one paragraph, as Tesseract's hOCR nests them, its
+    lines of the class Tesseract gives a heading's or a caption's."""
+    kind = LINE_CLASSES.get(block.type, OcrClass.LINE)
     paragraph = OcrElement(
         ocr_class=OcrClass.PARAGRAPH,
         bbox=box(block.polygon, size),
-        children=[line_element(line, size) for line in block.lines],
+        children=[line_element(line, size, kind) for line in block.lines],
     )
     return OcrElement(ocr_class=OcrClass.CAREA, bbox=paragraph.bbox, children=[paragraph])
 

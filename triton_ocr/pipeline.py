@@ -9,6 +9,7 @@
                                                  width, upside-down rows turned back first)
     read_lines       recognition_postprocessing  best path, boxes -> texts
     with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
+    with_block_types (`ocr` only)                a document's pages' texts -> each block's type
 
 The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
 `ocr` model (networks called through BLS, a document's pages from `open_pages` one by one) and
@@ -28,10 +29,17 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_ocr.postprocessing.block_types import PageText, block_types
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes, whole_image
-from triton_ocr.postprocessing.geometry import crop_frame, room_on_page
+from triton_ocr.postprocessing.geometry import (
+    box_of,
+    crop_frame,
+    quad_of,
+    room_on_page,
+    turned_upright,
+)
 from triton_ocr.postprocessing.orientation import path_confidence, upside_down
 from triton_ocr.postprocessing.page_orientation import (
     lines_level,
@@ -413,6 +421,28 @@ def with_tables(texts: Texts, page: Image, word_boxes: bool) -> Texts:
     return found if word_boxes else dataclasses.replace(found, words=None)
 
 
+def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -> list[Texts]:
+    """Stage 7: the pages of one document (their sizes (width, height) as sent) -> each block's
+    type, judged on the pages turned upright (a running head recurs on other pages, body text
+    is the size most of the document is set in); a block holding a heading line or a list
+    over its text is cut in parts."""
+
+    def upright(texts: Texts, size: tuple[int, int]) -> PageText:
+        sent_hw = (size[1], size[0])
+        tables = [
+            box_of(turned_upright(quad_of(t.box), texts.rotation, sent_hw)) for t in texts.tables
+        ]
+        height = size[0] if texts.rotation in (90, 270) else size[1]
+        quads = turned_upright(texts.quads, texts.rotation, sent_hw)
+        return PageText(texts.texts, quads, texts.line_block, float(height), tables)
+
+    found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])
+    return [
+        t.with_blocks(typed.line_block).with_block_types(typed.types)
+        for t, typed in zip(pages, found, strict=True)
+    ]
+
+
 def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
     """A PDF page's text layer (preprocessing.text_layer) -> texts as OCR gives them: its lines
     in reading order, block by block, with their words when `word_boxes` asks; every
@@ -498,9 +528,11 @@ def in_reading_order(texts: Texts, words: Words | None, blocks: Blocks) -> Texts
 
 
 async def read_image_async(data: bytes, settings: PipelineSettings, networks: Networks) -> Texts:
-    """`read_page_async` of one encoded image (decoded with the settings' limits)."""
+    """`read_page_async` of one encoded image (decoded with the settings' limits), and its
+    blocks' types (a document of one page)."""
     image = decode_image(data, settings.limits)
-    return await read_page_async(image, settings, networks)
+    texts = await read_page_async(image, settings, networks)
+    return with_block_types([texts], [(image.shape[1], image.shape[0])])[0]
 
 
 def read_image(

@@ -40,6 +40,7 @@ def documents(with_blocks: bool = True):
             [box(10, 10, 200, 90), box(20, 30, 220, 70), box(5, 6, 301, 50)], np.float32
         )
         outputs[contract.OCR_OUTPUT_BLOCK_PAGE] = np.array([0, 2, 3], np.int32)
+        outputs[contract.OCR_OUTPUT_BLOCK_TYPE] = np.array([b"heading", b"paragraph", b"caption"])
         outputs[contract.OCR_OUTPUT_PAGE_ROTATION] = np.array([90, 0, 0, 0], np.int32)
     return parse_ocr_outputs(outputs, 2, ['scans/a "b" & c.pdf', None])
 
@@ -79,6 +80,10 @@ def test_alto_is_valid_and_holds_every_block_line_and_word(schema, with_blocks):
         for s in third.findall(f"{ALTO}String")
     ] == [("20", "80", "30", "40"), ("120", "100", "30", "40")]  # 20 px a character
     assert (pages[0].get("ROTATION") == "270") == with_blocks  # came turned 90 clockwise
+    # each block's type a LayoutTag its TextBlock names
+    tags = {t.get("ID"): t.get("LABEL") for t in root.iter(f"{ALTO}LayoutTag")}
+    named = [tags[b.get("TAGREFS")] for b in root.iter(f"{ALTO}TextBlock") if b.get("TAGREFS")]
+    assert named == (["heading", "paragraph"] if with_blocks else [])
 
 
 def strings_of(document) -> list[list[tuple[str, str | None]]]:

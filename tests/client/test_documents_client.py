@@ -91,7 +91,7 @@ def test_documents_travel_to_ocr_in_one_call_with_every_output(client, tmp_path)
     ((model, (tensor,), outputs, parameters, extra),) = client._client.calls
     assert model == contract.OCR_MODEL
     assert (tensor.name(), tensor.shape(), tensor.datatype()) == ("images", [1, 2], "BYTES")
-    assert outputs == list(OCR_ALL_OUTPUTS) and len(outputs) == 24
+    assert outputs == list(OCR_ALL_OUTPUTS) and len(outputs) == 25
     assert parameters == {"pdf_dpi": 150, "word_boxes": True}
     assert ("client_timeout" in extra) == (client.protocol == "grpc")
     assert 0 < extra["timeout"] <= client.timeout * 1e6  # the deadline travels, in microseconds

@@ -47,7 +47,8 @@ def test_hocr_is_xhtml_with_the_json_boxes_and_confidences():
     assert "<meta name='ocr-system' content='triton-ocr'/>" in hocr
     assert (
         "<meta name='ocr-capabilities' "
-        "content='ocr_page ocr_carea ocr_par ocr_line ocrx_word ocr_table'/>" in hocr
+        "content='ocr_page ocr_carea ocr_par ocr_line ocr_header ocr_caption ocrx_word "
+        "ocr_table'/>" in hocr
     )
     root = ET.fromstring(hocr)
     assert root.tag == f"{XHTML}html"
@@ -134,3 +135,18 @@ def test_words_of_a_line_keep_their_order_and_ids_count_per_page():
     ids = [w.get("id") for w in elements(root, "ocrx_word")]
     assert ids == ["word_1_1", "word_1_2", "word_2_1", "word_2_2"]
     assert [w.text for w in elements(root, "ocrx_word")][:2] == ["b", "a"]
+
+
+def test_a_headings_and_a_captions_lines_are_of_their_classes():
+    """As Tesseract writes them: a heading's lines ocr_header, a caption's ocr_caption."""
+    from triton_ocr.client.results import Block
+
+    heading, caption = (TextLine(t, ((0, 0), (90, 0), (90, 20), (0, 20)), 0.9) for t in "ab")
+    blocks = (
+        Block(heading.polygon, (heading,), "heading"),
+        Block(caption.polygon, (caption,), "caption"),
+    )
+    page = Page(0, 100, 100, (heading, caption), blocks=blocks)
+    root = ET.fromstring(Document((page,)).to_hocr())
+    classes = [e.get("class") for e in root.iter() if e.get("id", "").startswith("line_")]
+    assert classes == ["ocr_header", "ocr_caption"]

@@ -1,23 +1,52 @@
 """Markdown out (client/markdown.py): headings, paragraphs, lists, rows, running headers and
 footers, pages, checked by a CommonMark parser (markdown-it-py): the structure it reads, and
-that every word it shows is a word the service read."""
+that every word it shows is a word the service read. The blocks' types are the server's
+(postprocessing/block_types.py), judged on the test's pages as the server would."""
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 
+import numpy as np
 import pytest
 from markdown_it import MarkdownIt
 
 from triton_ocr.client.results import Block, Document, Page, TextLine
+from triton_ocr.postprocessing.block_types import PageText, block_types
 
 PARSER = MarkdownIt("commonmark")
 BODY = 20  # body text height (pixels)
 
 
+def typed(document: Document) -> Document:
+    """The document's blocks as the server gives them, typed (and cut where they hold a
+    heading line or a list over their text), its pages upright."""
+    upright = []
+    for p in document.pages:
+        quads = np.array([line.polygon for b in p.blocks for line in b.lines], np.float32)
+        line_block = np.repeat(np.arange(len(p.blocks)), [len(b.lines) for b in p.blocks])
+        texts = [line.text for b in p.blocks for line in b.lines]
+        upright.append(PageText(texts, quads.reshape(-1, 4, 2), line_block, p.height))
+    pages = []
+    for p, found in zip(document.pages, block_types(upright), strict=True):
+        lines = [line for b in p.blocks for line in b.lines]
+        blocks = [
+            block(*(line for line, k in zip(lines, found.line_block, strict=True) if k == n))
+            for n in range(len(found.types))
+        ]
+        pages.append(
+            replace(
+                p,
+                blocks=tuple(replace(b, type=t) for b, t in zip(blocks, found.types, strict=True)),
+            )
+        )
+    return replace(document, pages=tuple(pages))
+
+
 def to_markdown(document: Document, headers_footers: bool = False) -> str:
-    return document.to_markdown(headers_footers)
+    return typed(document).to_markdown(headers_footers)
 
 
 def line(text: str, x: float, y: float, width: float, height: float = BODY) -> TextLine:

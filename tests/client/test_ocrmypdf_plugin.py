@@ -70,6 +70,18 @@ def test_the_page_tree_nests_blocks_lines_and_words():
     assert [word.confidence for word in tree.words] == [0.8, 1.0, 0.9]
     assert tree.words[1].bbox.left == 70
     assert all(row.textangle == 0 for row in tree.lines)
+    # a heading's and a caption's lines are of the classes Tesseract writes, still lines
+    typed = Page(
+        0,
+        *SIZE,
+        lines=(first, second),
+        blocks=(
+            Block(quad(5, 5, 135, 35), (first,), "heading"),
+            Block(quad(5, 45, 135, 75), (second,), "caption"),
+        ),
+    )
+    tree = plugin.page_element(typed, SIZE, 150.0, 4)
+    assert [row.ocr_class for row in tree.lines] == [OcrClass.HEADER, OcrClass.CAPTION]
 
 
 def test_a_line_running_down_the_page_keeps_its_box_and_angle():

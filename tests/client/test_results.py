@@ -193,15 +193,27 @@ def test_blocks_and_turns_come_with_their_pages():
     )
     outputs[contract.OCR_OUTPUT_BLOCK_PAGE] = np.array([0, 0, 2, 3], np.int32)
     outputs[contract.OCR_OUTPUT_PAGE_ROTATION] = np.array([0, 0, 90, 0], np.int32)
+    types = [b"heading", b"paragraph", b"list", b"footer"]
+    outputs[contract.OCR_OUTPUT_BLOCK_TYPE] = np.array(types, np.object_)
     scan, image = parse_ocr_outputs(outputs, 2)
+    assert [b.type for b in scan[0].blocks] == ["heading", "paragraph"]
     assert [len(page.blocks) for page in scan] == [2, 0, 1] and len(image[0].blocks) == 1
     assert scan[0].text == "Invoice 42\n\nTotal: 12 €"
     assert [p.rotation for p in scan] == [0, 0, 90]
     record = scan[0].to_dict()
-    assert record["blocks"][1] == {"polygon": box(10, 60, 180, 90), "lines": [record["lines"][1]]}
+    assert record["blocks"][1] == {
+        "type": "paragraph",
+        "polygon": box(10, 60, 180, 90),
+        "lines": [record["lines"][1]],
+    }
     hocr = scan.to_hocr()
     assert hocr.count("class='ocr_carea'") == 3 == hocr.count("class='ocr_par'")
     assert "textangle 270" in hocr  # 90 degrees clockwise: the text stands 270 counter-clockwise
+    outputs[contract.OCR_OUTPUT_BLOCK_TYPE] = np.array([*types[:3], b"sidebar"], np.object_)
+    with pytest.raises(ValueError, match="block types"):
+        parse_ocr_outputs(outputs, 2)
+    del outputs[contract.OCR_OUTPUT_BLOCK_TYPE]  # an older server's: blocks without types
+    assert [b.type for b in parse_ocr_outputs(outputs, 2)[0][0].blocks] == ["", ""]
     outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([0, 1, 2, 7], np.int32)
     with pytest.raises(ValueError, match="line_block"):
         parse_ocr_outputs(outputs, 2)

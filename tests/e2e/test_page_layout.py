@@ -216,3 +216,18 @@ def test_page_orientation_off_reads_the_page_as_sent(server):
             client.read_document(data, page_orientation="sideways")
     assert auto.rotation == 90 and off.rotation == 0
     assert [line.text for line in auto.lines] == render().texts
+
+
+@pytest.mark.parametrize("degrees", [0, 90])
+def test_blocks_say_what_they_are_on_a_page_sent_turned(server, degrees):
+    """A headline over two columns between a running head and a foot: the head a header, the
+    headline a heading, the columns paragraphs, the foot a footer, judged on the page set
+    upright whichever way it came."""
+    sample = layout_page("headline")
+    with OcrClient(server.grpc, "grpc") as client:
+        (page,) = client.read_document(turned(sample.png, degrees))
+    assert page.rotation == degrees
+    types = [block.type for block in page.blocks]
+    assert types[0] == "header" and types[-1] == "footer" and types[1] == "heading"
+    assert set(types[2:-1]) == {"paragraph"} and len(types) >= 4
+    assert page.to_dict()["blocks"][1]["type"] == "heading"

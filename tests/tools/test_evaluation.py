@@ -220,12 +220,17 @@ def test_eval_reads_the_dev_and_the_report_split_unless_told(monkeypatch, tmp_pa
     from typer.testing import CliRunner
 
     from triton_ocr.cli import app
-    from triton_ocr.tools.evaluation import command, tables
+    from triton_ocr.tools.evaluation import born_digital, command, tables
 
     seen = []
     monkeypatch.setattr(command, "run_evaluation", lambda options: seen.append(options) or 0)
     assert CliRunner().invoke(app, ["eval", "--url", "127.0.0.1:1"]).exit_code == 0
-    assert seen[-1].labelled == (labels.DEV_SPLIT, labels.REPORT_SPLIT, tables.TABLE_SET)
+    assert seen[-1].labelled == (
+        labels.DEV_SPLIT,
+        labels.REPORT_SPLIT,
+        tables.TABLE_SET,
+        born_digital.BORN_DIGITAL_SET,
+    )
     args = ["eval", str(tmp_path), str(tmp_path / "b"), "--url", "127.0.0.1:1"]
     assert CliRunner().invoke(app, args).exit_code == 0
     assert seen[-1].labelled == (tmp_path, tmp_path / "b")
@@ -284,3 +289,45 @@ def test_the_table_set_is_told_apart_and_scored_with_teds(tmp_path: Path):
         "teds": 0.5,
         "teds_s": 0.5,
     }
+
+
+def test_markdown_is_scored_for_its_text_order_and_headings():
+    from triton_ocr.tools.evaluation.markdown import headings_found, order_pairs, shown_text
+
+    markdown = "# Deals\n\n## on wheels\n\nBuying a car \\*used\\*\n\n<!-- page 2 -->\n\nEnd."
+    assert shown_text(markdown).split() == [
+        "Deals",
+        "on",
+        "wheels",
+        "Buying",
+        "a",
+        "car",
+        "*used*",
+        "End.",
+    ]
+    # a heading split in two, two headings written as one, one missed, one not labelled
+    labelled = ["Deals on wheels", "DISTRICT NEWS", "Edinburgh", "RISING COSTS"]
+    found = ["Deals", "on wheels", "District News Edinburgh", "By Denis Witney"]
+    assert headings_found(labelled, found) == (3, 3)
+    text = "thefirstlinethesecondlinethethird"
+    assert order_pairs(["The first line", "the third", "the second line"], text) == (2, 3)
+    assert order_pairs(["nothing like it"], text) == (0, 0)
+
+
+def test_the_born_digital_set_is_told_apart_and_pdfium_gives_its_truth():
+    """The born-digital set is a set of PDFs; pdfium's own text of a PDF with a text layer is
+    the truth, its line-end hyphen the hyphen drawn and its whitespace left out."""
+    from tests.documents import BORN_DIGITAL_HEADING, born_digital_pdf
+    from triton_ocr.tools.evaluation import born_digital
+
+    folder = ROOT / born_digital.BORN_DIGITAL_SET
+    assert born_digital.is_pdf_set(folder) and not born_digital.is_pdf_set(
+        ROOT / "tests/data/tables"
+    )
+    samples = born_digital.load_pdfs(folder)
+    assert {s.split for s in samples} == {"dev", "report"} and all(
+        s.path.is_file() for s in samples
+    )
+    (page,) = born_digital.pdfium_pages(born_digital_pdf())
+    assert born_digital.plain(page).startswith(born_digital.plain(BORN_DIGITAL_HEADING))
+    assert born_digital.plain("infor\ufffe\r\nmation  here") == "infor-mationhere"

@@ -125,6 +125,7 @@ def ocr_outputs(pages: list[PageRead]) -> dict[str, np.ndarray]:
             [r.block_quads for r in results] or [empty.block_quads]
         ).astype(np.float32),
         contract.OCR_OUTPUT_BLOCK_PAGE: np.repeat(np.arange(len(pages), dtype=np.int32), blocks),
+        contract.OCR_OUTPUT_BLOCK_TYPE: encoded([t for r in results for t in r.block_types]),
         **table_outputs([r.tables for r in results]),
     }
 

@@ -11,9 +11,14 @@ from pathlib import Path
 
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import Repository
+from triton_ocr.contract import OCR_MODEL
 from triton_ocr.tools.reference import DEFAULT_ENGINE, rapidocr_reader, reference_for
 
+from .born_digital import is_pdf_set, load_pdfs, print_pdfs, score_pdfs
+from .born_digital import summary as pdf_summary
 from .labels import Sample, load_samples, rotate_samples
+from .markdown import print_markdown, score_markdown
+from .markdown import summary as markdown_summary
 from .readers import service_reader
 from .runner import print_report, read_all, report, write_report
 from .tables import is_table_set, load_tables, print_tables, score_tables, summary
@@ -79,8 +84,9 @@ def run_evaluation(options: EvalOptions) -> int:
     out, visualize = options.out, options.visualize
     splits = {}
     table_sets = [labelled for labelled in options.labelled if is_table_set(labelled)]
+    pdf_sets = [labelled for labelled in options.labelled if is_pdf_set(labelled)]
     for labelled in options.labelled:
-        if labelled in table_sets:
+        if labelled in table_sets or labelled in pdf_sets:
             continue
         samples, left_out = held_out(rotate_samples(load_samples(labelled), rotate))
         splits[str(labelled)] = (samples, left_out)
@@ -94,11 +100,14 @@ def run_evaluation(options: EvalOptions) -> int:
     reports: dict[str, dict[str, dict]] = {}
     every_result = []
     table_rows: dict[str, tuple[list[dict], int]] = {}  # scored tables, how many left out
+    markdown_rows: dict[str, list[dict]] = {}  # pages labelled with headings, as Markdown
+    pdf_rows: dict[str, tuple[list[dict], int]] = {}  # born-digital PDFs, how many left out
     with service(options.url, options.repository) as address, OcrClient(address, "grpc") as client:
         for split, (samples, _) in splits.items():
             results = read_all(samples, service_reader(client, model, parameters))
             reports[split] = {name: report(results)}
             every_result += results
+            markdown_rows[split] = score_markdown(samples, client, parameters)
         for folder in table_sets:
             every = load_tables(folder)
             kept = [sample for sample in every if sample.held_out]
@@ -106,6 +115,10 @@ def run_evaluation(options: EvalOptions) -> int:
                 score_tables(kept, client, parameters),
                 len(every) - len(kept),
             )
+        for folder in pdf_sets:
+            pdfs = load_pdfs(folder)
+            held = [sample for sample in pdfs if sample.held_out]
+            pdf_rows[str(folder)] = (score_pdfs(held, client, parameters), len(pdfs) - len(held))
     for split, (samples, _) in splits.items():
         if rapidocr is not None:
             reports[split][title] = report(read_all(samples, rapidocr))
@@ -115,12 +128,21 @@ def run_evaluation(options: EvalOptions) -> int:
         print(f"\n######## {split}: {len(samples)} images{aside}")
         for heading, result in reports[split].items():
             print_report(heading, result)
+        print_markdown(f"{OCR_MODEL}, {pack}", markdown_rows[split])
+        if markdown_rows[split]:
+            reports[split][f"{OCR_MODEL} as Markdown"] = {
+                "markdown": markdown_summary(markdown_rows[split]),
+                "per_page": markdown_rows[split],
+            }
         f1 = reports[split][name]["scenes_and_documents"]["string_f1"]
         if min_string_f1 is not None and (f1 is None or f1 < min_string_f1):
             failed.append(f"string F1 {f1} on {split} is below the floor {min_string_f1}")
     for table_set, (rows, left_out) in table_rows.items():
         print_tables(f"{table_set}, {name}", rows, left_out)
         reports[table_set] = {name: {"tables": summary(rows), "per_table": rows}}
+    for pdf_set, (rows, left_out) in pdf_rows.items():
+        print_pdfs(f"{pdf_set}, {name}", rows, left_out)
+        reports[pdf_set] = {name: {"pdfs": pdf_summary(rows), "per_file": rows}}
     if visualize:
         save_all(every_result, visualize)
         print(f"\nimages with polygons in {visualize}")

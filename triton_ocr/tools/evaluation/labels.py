@@ -42,6 +42,8 @@ class Sample:
     reading_order: bool = False  # the labels are the page's lines in the order people read them
     # False: looked at while a setting was chosen, so a held-out split's figures leave it out
     held_out: bool = True
+    # the page's headings as labelled (None: not labelled), for the Markdown scores
+    headings: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -70,7 +72,7 @@ def _box(points) -> np.ndarray:
 
 def load_manifest(folder: Path) -> list[Sample]:
     """`folder/manifest.json` entries: file, kind, text, optional boxes, care, complete,
-    reading_order, held_out."""
+    reading_order, held_out, headings."""
     samples = []
     for entry in json.loads((folder / "manifest.json").read_text()):
         texts = entry["text"]
@@ -91,6 +93,7 @@ def load_manifest(folder: Path) -> list[Sample]:
                 complete,
                 reading_order=ordered,
                 held_out=entry.get("held_out", True),
+                headings=tuple(entry["headings"]) if "headings" in entry else None,
             )
         )
     return samples

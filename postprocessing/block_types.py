@@ -1,0 +1,329 @@
+"""A document's blocks -> what each is: heading, paragraph, list, table, header, footer, caption
+or figure (contract.BLOCK_TYPES).
+
+From geometry and text, over all the pages of one document (a running head recurs, body text
+is the size most of the document is set in), on upright pages. A block of text is first cut
+where it holds two things the block cut could not part (no gap between them): a heading line
+set on its text (a section's title in bold at the body's size, starting the block or after a
+sentence's end), and a list after the sentence that leads to it. Then, in this order:
+
+1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
+2. **header / footer**: a short row alone at the page's top or bottom edge, no taller than the
+   body text, with the rest of the page beyond it, that holds a page number, is set smaller
+   than the body, or whose words (numbers aside) recur at an edge of another page;
+3. **caption**: its first line starts with a figure's or table's label and number ("Figure 3",
+   "Table 2:", "Fig. 1.", "图 1", "表 2");
+4. **heading**: a few short lines set clearly larger than the body text;
+5. **list**: its first line starts with a bullet or an item's number or letter;
+6. **paragraph**: the rest.
+
+A figure is a picture, which the text's geometry cannot tell: only a layout network names one
+(`regions`: a region's type goes to the blocks whose lines lie mostly in it, before the rules
+above, which then decide between the blocks it leaves).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from triton_ocr.contract import BLOCK_CAPTION as CAPTION
+from triton_ocr.contract import BLOCK_FOOTER as FOOTER
+from triton_ocr.contract import BLOCK_HEADER as HEADER
+from triton_ocr.contract import BLOCK_HEADING as HEADING
+from triton_ocr.contract import BLOCK_LIST as LIST
+from triton_ocr.contract import BLOCK_PARAGRAPH as PARAGRAPH
+from triton_ocr.contract import BLOCK_TABLE as TABLE
+from triton_ocr.contract import LIST_MARKERS
+
+from .geometry import Box
+
+# a heading's lines are at least this much taller than the body's, and it is short
+HEADING_RATIO = 1.3
+HEADING_MOST_LINES, HEADING_MOST_WORDS = 3, 15
+# running headers and footers: one short row, no taller than the body's, within this share of
+# the page's height from its top or bottom edge, on a page with this many other lines
+EDGE_SHARE = 0.1
+EDGE_MOST_WORDS, EDGE_LEAST_OTHERS = 12, 5
+EDGE_TALLEST = 1.1  # a running head is at most this many body heights tall
+SMALLER = 0.9  # ... and set this much smaller than the body, or else holds a page number
+# a heading set on its block's text: at most this many words, at most this share of the
+# block's width, over a line of at least this share, and at least this share of its height
+LEAD_MOST_WORDS, LEAD_NARROWER, LEAD_RUNNING, LEAD_HEIGHT = 8, 0.8, 0.75, 0.95
+CLAUSE_ENDS = ".,;"  # a line ending so goes on, or ends a sentence: no heading
+LEADS_ON = ".:!?"  # a list starts after a line ending so
+SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
+ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
+IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
+PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
+MARKERS = [re.compile(marker) for marker in LIST_MARKERS]
+BYLINE = re.compile(r"^by\b", re.I)  # "By Jane Doe" under a headline is no heading
+CAPTION_LABEL = re.compile(
+    r"^(fig(ure)?s?|table|tab|chart|plate|exhibit|illustration|abb(ildung)?|tabelle|tableau)"
+    r"\.?\s*[0-9IVX]+[a-z]?([.:\-–—|]|\s|$)|^[图表]\s*[0-9一二三四五六七八九十]+",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class PageText:
+    """One upright page's lines as read, block by block, and its tables."""
+
+    texts: Sequence[str]
+    quads: NDArray[np.float32]  # [N, 4, 2] tl, tr, br, bl, upright page pixels
+    line_block: NDArray[np.int32]  # [N] each line's block, blocks numbered in reading order
+    height: float  # the upright page's height in pixels
+    tables: Sequence[Box] = ()
+    # regions a layout network found: (box, block type), the type one of BLOCK_TYPES
+    regions: Sequence[tuple[Box, str]] = field(default_factory=tuple)
+
+    @property
+    def blocks(self) -> int:
+        return int(self.line_block.max(initial=-1)) + 1
+
+
+def line_heights(quads: NDArray[np.float32]) -> NDArray[np.float64]:
+    """Each quad's height: the mean of its left and right edges (any turn of the page)."""
+    left = np.linalg.norm(quads[:, 3] - quads[:, 0], axis=-1)
+    right = np.linalg.norm(quads[:, 2] - quads[:, 1], axis=-1)
+    return np.asarray((left + right) / 2, np.float64)
+
+
+def body_height(pages: Sequence[PageText]) -> float:
+    """The height of the text most of the document is set in: the median line height, each
+    line counted once per character, so that a few big lines do not move it."""
+    heights = np.concatenate([line_heights(p.quads) for p in pages] or [np.zeros(0)])
+    weights = np.array([len(t) for p in pages for t in p.texts], np.float64)
+    if not len(heights) or weights.sum() <= 0:
+        return 0.0
+    order = np.argsort(heights, kind="stable")
+    seen = np.cumsum(weights[order])
+    return float(heights[order][np.searchsorted(seen, seen[-1] / 2)])
+
+
+def edge_text(text: str) -> str:
+    """A header's or footer's text with its numbers left out (a running head keeps its words,
+    its page number changes)."""
+    return re.sub(r"\d+", "#", " ".join(text.split())).casefold()
+
+
+def list_marker(text: str) -> bool:
+    return any(marker.match(text) for marker in MARKERS)
+
+
+def one_row(quads: NDArray[np.float32]) -> bool:
+    """Whether lines lie on one row: each one's middle near the first's."""
+    middles = quads[:, :, 1].mean(axis=1)
+    return bool(np.all(np.abs(middles - middles[0]) <= ON_ROW * line_heights(quads[:1])[0]))
+
+
+def in_box(points: NDArray[np.float64], box: Box) -> NDArray[np.bool_]:
+    x0, y0, x1, y1 = box
+    return (points[:, 0] >= x0) & (points[:, 0] <= x1) & (points[:, 1] >= y0) & (points[:, 1] <= y1)
+
+
+@dataclass(frozen=True)
+class Edges:
+    """A page's blocks alone at its top and bottom edges (running head or foot candidates)."""
+
+    top: set[int]
+    bottom: set[int]
+
+
+def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: float) -> Edges:
+    """The blocks of `page` that sit alone at its top or bottom edge: one short row, no taller
+    than the body's, in the edge band, with nothing of the rest beyond it."""
+    if page.height <= 0 or not members:
+        return Edges(set(), set())
+    top = [float(page.quads[m, :, 1].min()) for m in members]
+    bottom = [float(page.quads[m, :, 1].max()) for m in members]
+
+    def candidate(b: int) -> bool:
+        lines = members[b]
+        near = top[b] <= page.height * EDGE_SHARE or bottom[b] >= page.height * (1 - EDGE_SHARE)
+        words = sum(len(page.texts[i].split()) for i in lines)
+        return (
+            near
+            and one_row(page.quads[lines])
+            and words <= EDGE_MOST_WORDS
+            and line_heights(page.quads[lines]).max() <= body * EDGE_TALLEST
+        )
+
+    found = {b for b in range(len(members)) if candidate(b)}
+    rest = [b for b in range(len(members)) if b not in found]
+    if sum(len(members[b]) for b in rest) < EDGE_LEAST_OTHERS:
+        return Edges(set(), set())
+    content_top = min(top[b] for b in rest)
+    content_bottom = max(bottom[b] for b in rest)
+    return Edges(
+        {b for b in found if bottom[b] <= content_top},
+        {b for b in found if top[b] >= content_bottom},
+    )
+
+
+def running(page: PageText, lines: NDArray[np.int64], body: float, recurs: bool) -> bool:
+    """Whether an edge block is a running head or foot rather than a page's first or last
+    words: it recurs, holds a page number, or is set smaller than the body."""
+    return (
+        recurs
+        or any(PAGE_NUMBER.match(page.texts[i].strip()) for i in lines)
+        or float(line_heights(page.quads[lines]).max()) <= body * SMALLER
+    )
+
+
+def region_type(page: PageText, lines: NDArray[np.int64]) -> str | None:
+    """The type of the layout region holding most of the block's line centres, if any does."""
+    centres = page.quads[lines].mean(axis=1).astype(np.float64)
+    best, most = None, len(lines) * IN_TABLE
+    for box, kind in page.regions:
+        held = int(in_box(centres, box).sum())
+        if held > most:
+            best, most = kind, held
+    return best
+
+
+def text_type(page: PageText, lines: NDArray[np.int64], body: float) -> str:
+    """Rules 3-6: a block's type from its text and its lines' size."""
+    first = page.texts[lines[0]].strip()
+    words = sum(len(page.texts[i].split()) for i in lines)
+    if CAPTION_LABEL.match(first):
+        return CAPTION
+    height = float(line_heights(page.quads[lines]).mean())
+    if (
+        body > 0
+        and height >= body * HEADING_RATIO
+        and len(lines) <= HEADING_MOST_LINES
+        and words <= HEADING_MOST_WORDS
+        and not BYLINE.match(first)
+    ):
+        return HEADING
+    if list_marker(first):
+        return LIST
+    return PARAGRAPH
+
+
+def widths(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Each line's width as a share of the block's."""
+    xs = page.quads[lines, :, 0].astype(np.float64)
+    span = max(float(xs.max() - xs.min()), 1.0)
+    return np.asarray((xs.max(axis=1) - xs.min(axis=1)) / span, np.float64)
+
+
+def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: float) -> bool:
+    """Whether a block's `k`th line is a heading set on its text (a section's title in bold at
+    the body's size): it starts the block or follows a sentence's end; a few words alone on
+    their row, no sentence or clause ending them nor going on in the next line, narrower than
+    the block, over a line of running text at the body's size, no taller than it."""
+    if k + 1 >= len(lines):
+        return False
+    text, following = page.texts[lines[k]].strip(), page.texts[lines[k + 1]].strip()
+    if k and page.texts[lines[k - 1]].rstrip()[-1:] not in SENTENCE_ENDS:
+        return False
+    if following[:1].islower():  # the line's sentence goes on
+        return False
+    share = widths(page, lines)
+    line, after = line_heights(page.quads[lines[k : k + 2]])
+    return (
+        bool(text)
+        and (text[0].isupper() or text[0].isdigit())
+        and len(text.split()) <= LEAD_MOST_WORDS
+        and text[-1] not in CLAUSE_ENDS
+        and not list_marker(text)
+        and not CAPTION_LABEL.match(text)
+        and not BYLINE.match(text)
+        and not one_row(page.quads[lines[k : k + 2]])
+        and share[k] <= LEAD_NARROWER
+        and share[k + 1] >= LEAD_RUNNING
+        and line >= after * LEAD_HEIGHT
+        and after < body * HEADING_RATIO
+    )
+
+
+def list_start(page: PageText, lines: NDArray[np.int64]) -> int | None:
+    """Where a list starts after the sentence leading to it: the first line with a list marker
+    after lines without one, the line before ending a sentence or a lead-in (None: nowhere)."""
+    marked = [list_marker(page.texts[i].strip()) for i in lines]
+    return next(
+        (
+            k
+            for k in range(1, len(lines))
+            if marked[k]
+            and not any(marked[:k])
+            and page.texts[lines[k - 1]].rstrip()[-1:] in LEADS_ON
+        ),
+        None,
+    )
+
+
+def parts_of(
+    page: PageText, lines: NDArray[np.int64], body: float
+) -> list[tuple[NDArray[np.int64], str]]:
+    """A block of text cut where it holds more than one thing, each part with its type if the
+    cut says it ("" if not): heading lines set on the text, and a list after the sentence that
+    leads to it."""
+    heads = [k for k in range(len(lines)) if heading_line(page, lines, k, body)]
+    cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})
+    parts: list[tuple[NDArray[np.int64], str]] = []
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        part = lines[start:end]
+        if start in heads:
+            parts.append((part, HEADING))
+        elif (k := list_start(page, part)) is not None:
+            parts += [(part[:k], ""), (part[k:], LIST)]
+        else:
+            parts.append((part, ""))
+    return parts
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A page's blocks as typed: each line's block (a block cut in parts is numbered again)
+    and each block's type."""
+
+    line_block: NDArray[np.int32]
+    types: list[str]
+
+
+def block_types(pages: Sequence[PageText]) -> list[Typed]:
+    """Each page's blocks (some cut in parts) and their types (contract.BLOCK_TYPES), in
+    reading order, for the pages of one document."""
+    body = body_height(pages)
+    members = [[np.flatnonzero(p.line_block == b) for b in range(p.blocks)] for p in pages]
+    edges = [edge_blocks(p, m, body) for p, m in zip(pages, members, strict=True)]
+
+    def words_of(p: int, b: int) -> str:
+        return edge_text(" ".join(pages[p].texts[i] for i in members[p][b]))
+
+    recurring = Counter(
+        words_of(p, b) for p, e in enumerate(edges) for b in sorted(e.top | e.bottom)
+    )
+    found = []
+    for p, page in enumerate(pages):
+        centres = page.quads.mean(axis=1).astype(np.float64)
+        parts: list[tuple[NDArray[np.int64], str]] = []
+        for b, lines in enumerate(members[p]):
+            if not len(lines):
+                continue
+            held = max((in_box(centres[lines], t).mean() for t in page.tables), default=0.0)
+            edge = b in edges[p].top or b in edges[p].bottom
+            if (kind := region_type(page, lines)) is not None:
+                parts.append((lines, kind))
+            elif held >= IN_TABLE:
+                parts.append((lines, TABLE))
+            elif edge and running(page, lines, body, recurring[words_of(p, b)] > 1):
+                parts.append((lines, HEADER if b in edges[p].top else FOOTER))
+            else:
+                parts += [
+                    (part, said or text_type(page, part, body))
+                    for part, said in parts_of(page, lines, body)
+                ]
+        line_block = np.zeros(len(page.texts), np.int32)
+        for k, (lines, _) in enumerate(parts):
+            line_block[lines] = k
+        found.append(Typed(line_block, [kind for _, kind in parts]))
+    return found

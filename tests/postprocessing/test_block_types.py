@@ -1,0 +1,133 @@
+"""Block types (postprocessing/block_types.py): what each block of a document is, from its
+lines' geometry and text, and from a layout network's regions when given; through
+`pipeline.with_block_types` on a page that came turned."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from triton_ocr.pipeline import with_block_types
+from triton_ocr.postprocessing.block_types import PageText, block_types
+from triton_ocr.postprocessing.geometry import turned_back
+from triton_ocr.postprocessing.recognition import Texts
+
+BODY = 20.0
+
+
+def quad(x: float, y: float, width: float, height: float = BODY) -> list[list[float]]:
+    return [[x, y], [x + width, y], [x + width, y + height], [x, y + height]]
+
+
+def page_of(blocks: list[list[tuple[str, list[list[float]]]]], height: float = 1000, **kw):
+    texts = [text for block in blocks for text, _ in block]
+    quads = np.array([q for block in blocks for _, q in block], np.float32).reshape(-1, 4, 2)
+    line_block = np.repeat(np.arange(len(blocks), dtype=np.int32), [len(b) for b in blocks])
+    return PageText(texts, quads, line_block, height, **kw)
+
+
+def types(pages: list[PageText]) -> list[list[str]]:
+    return [found.types for found in block_types(pages)]
+
+
+def body(y: float, rows: int = 4, x: float = 50) -> list[tuple[str, list[list[float]]]]:
+    return [(f"Body text line {k} that runs on", quad(x, y + 30 * k, 480)) for k in range(rows)]
+
+
+def test_headings_lists_captions_and_paragraphs():
+    page = page_of(
+        [
+            [("Annual report", quad(50, 20, 300, 48))],
+            body(100),
+            [("• first item", quad(50, 260, 200)), ("• second item", quad(50, 290, 200))],
+            [("Figure 3: The year in numbers", quad(50, 340, 300))],
+            [("Table 2. Figures by quarter", quad(50, 380, 300))],
+            body(420),
+            # larger but long: a paragraph set large, not a heading
+            [(" ".join(["word"] * 20), quad(50, 560, 480, 40))],
+        ]
+    )
+    assert types([page]) == [
+        ["heading", "paragraph", "list", "caption", "caption", "paragraph", "paragraph"]
+    ]
+
+
+def test_a_heading_line_and_a_list_set_on_a_blocks_text_are_cut_from_it():
+    """No gap parts them from the text, so the block cut left them in one block: a section's
+    title at the body's size over its paragraph, and a list after the sentence leading to it;
+    a paragraph's short last line, a line ending a clause and a wrapped "3." are no cut."""
+    section = [
+        ("Recording a Sequence", quad(50, 100, 200)),
+        ("To record a sequence, simply press RECORD and", quad(70, 130, 460)),
+        ("then play your keyboard in time with the track.", quad(50, 160, 480)),
+        ("Editing", quad(50, 190, 80)),
+        ("To erase a wrong note, hold ERASE and press the", quad(70, 220, 460)),
+        ("note to be erased. The features include:", quad(50, 250, 400)),
+        ("• Thirty-two tracks", quad(50, 280, 200)),
+        ("• A disk drive", quad(50, 310, 150)),
+    ]
+    plain = [
+        ("Dear reader,", quad(50, 400, 120)),
+        ("We thank you for your letter.", quad(50, 430, 280)),
+        ("Your pages came back the day", quad(70, 460, 240)),  # its sentence goes on
+        ("after we read them, with all their tables, and the", quad(50, 490, 480)),
+        ("service reads text from your pages. And it", quad(50, 520, 480)),
+        ("does so as described in section", quad(50, 550, 480)),
+        ("3. It says what it found.", quad(50, 580, 250)),
+    ]
+    (found,) = block_types([page_of([section, plain])])
+    assert found.line_block.tolist() == [0, 1, 1, 2, 3, 3, 4, 4] + [5] * 7
+    assert found.types == ["heading", "paragraph", "heading", "paragraph", "list", "paragraph"]
+
+
+def test_running_heads_and_feet_recur_hold_a_page_number_or_are_set_smaller():
+    pages = [
+        page_of(
+            [
+                [("Journal of Models", quad(50, 10, 200))],
+                body(200),
+                body(400),
+                [(f"{k + 1}", quad(290, 970, 20))],
+            ]
+        )
+        for k in range(2)
+    ]
+    assert types(pages) == [["header", "paragraph", "paragraph", "footer"]] * 2
+    # alone, a shop's name at the top is the page's first words; set smaller, a running foot
+    shop = page_of([[("CORNER CAFE BERLIN", quad(50, 10, 300))], body(200), body(400)])
+    assert types([shop])[0] == ["paragraph", "paragraph", "paragraph"]
+    small = page_of([body(200), body(400), [("Printed in Berlin", quad(50, 970, 150, 16))]])
+    assert types([small])[0] == ["paragraph", "paragraph", "footer"]
+    # with too little else on the page there is no running head
+    short = page_of([[("Journal of Models", quad(50, 10, 200))], body(200, rows=2)])
+    assert types([short, short])[0][0] != "header"
+
+
+def test_a_block_in_a_table_is_the_tables_and_regions_name_figures():
+    cells = [("Item", quad(60, 210, 80)), ("Price", quad(300, 210, 80))]
+    page = page_of([body(100, rows=2), cells, body(400)], tables=[(40, 190, 500, 300)])
+    assert types([page]) == [["paragraph", "table", "paragraph"]]
+    labels = [("Sales", quad(80, 620, 60)), ("2024", quad(300, 620, 60))]
+    regions = [((40, 600, 500, 700), "figure")]
+    page = page_of([body(100, rows=2), labels, body(400)], regions=regions)
+    assert types([page]) == [["paragraph", "figure", "paragraph"]]
+
+
+def test_a_turned_page_is_judged_upright():
+    """A page sent turned 90° clockwise: its running head lies along the sent image's right
+    edge; with_block_types turns it upright before judging."""
+    upright = page_of(
+        [[("Journal of Models", quad(50, 10, 200))], body(200), body(400)], height=1000
+    )
+    upright_hw = (1000, 600)
+    sent = Texts(
+        list(upright.texts),
+        turned_back(upright.quads, 90, upright_hw),
+        np.ones(len(upright.texts), np.float32),
+        line_block=upright.line_block,
+        rotation=90,
+    )
+    typed = with_block_types([sent, sent], [(1000, 600), (1000, 600)])
+    assert typed[0].block_types == ("header", "paragraph", "paragraph")
+    # read as sent, the head sits at no edge of the page's top or bottom
+    unturned = Texts(sent.texts, sent.quads, sent.scores, line_block=sent.line_block)
+    assert with_block_types([unturned] * 2, [(1000, 600)] * 2)[0].block_types[0] != "header"
