@@ -20,6 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 from shapely.geometry import Polygon, box
 from tritonclient.utils import InferenceServerException
 
+from tests.conftest import ROOT
 from tests.documents import (
     BORN_DIGITAL_COLUMNS,
     BORN_DIGITAL_HEADING,
@@ -151,6 +152,20 @@ def test_a_born_digital_page_is_read_from_its_text_layer(server: Endpoints):
         *(line for column in BORN_DIGITAL_COLUMNS for line in column),
         "Scanned words",
     ]
+
+
+def test_a_real_report_is_read_from_its_layers_characters_beyond_the_bmp_too(server: Endpoints):
+    """A real Korean report (4 pages): every page from its layer, pdfium's characters on each,
+    its private-use glyphs beyond the BMP (UTF-16 surrogate pairs in pdfium) in the text."""
+    from triton_ocr.tools.evaluation.born_digital import pdfium_pages, plain
+
+    data = (ROOT / "tests/data/born_digital/normal_4pages.pdf").read_bytes()
+    with OcrClient(server.grpc, "grpc") as client:
+        document = client.read_document(data)
+    assert [page.read_from for page in document.pages] == ["layer"] * 4
+    for page, truth in zip(document.pages, pdfium_pages(data), strict=True):
+        assert sorted(plain(page.text)) == sorted(plain(truth))
+    assert "\U000f0854" in document.pages[3].text
 
 
 def test_word_boxes_fall_on_the_rendered_words(server: Endpoints):
