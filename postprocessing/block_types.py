@@ -13,7 +13,8 @@ sentence's end), and a list after the sentence that leads to it. Then, in this o
    than the body, or whose words (numbers aside) recur at an edge of another page;
 3. **caption**: its first line starts with a figure's or table's label and number ("Figure 3",
    "Table 2:", "Fig. 1.", "图 1", "表 2");
-4. **heading**: a few short lines set clearly larger than the body text;
+4. **heading**: a few short lines set clearly larger than the body text (taller, and their
+   characters wider apart: a drop cap makes a line's box tall, not its characters wide);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -58,6 +59,7 @@ LEAD_MOST_WORDS, LEAD_NARROWER, LEAD_RUNNING, LEAD_HEIGHT = 8, 0.8, 0.75, 0.95
 CLAUSE_ENDS = ".,;"  # a line ending so goes on, or ends a sentence: no heading
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
+WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
 PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
@@ -94,16 +96,40 @@ def line_heights(quads: NDArray[np.float32]) -> NDArray[np.float64]:
     return np.asarray((left + right) / 2, np.float64)
 
 
-def body_height(pages: Sequence[PageText]) -> float:
-    """The height of the text most of the document is set in: the median line height, each
-    line counted once per character, so that a few big lines do not move it."""
-    heights = np.concatenate([line_heights(p.quads) for p in pages] or [np.zeros(0)])
-    weights = np.array([len(t) for p in pages for t in p.texts], np.float64)
-    if not len(heights) or weights.sum() <= 0:
-        return 0.0
-    order = np.argsort(heights, kind="stable")
+@dataclass(frozen=True)
+class Body:
+    """The size most of a document's text is set in: its line height, and how far apart its
+    characters stand along a line (pixels)."""
+
+    height: float
+    advance: float
+
+
+def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Each line's width along its text over its characters (spaces too)."""
+    quads = page.quads[lines]
+    top = np.linalg.norm(quads[:, 1] - quads[:, 0], axis=-1)
+    bottom = np.linalg.norm(quads[:, 2] - quads[:, 3], axis=-1)
+    counts = np.array([max(len(page.texts[i]), 1) for i in lines], np.float64)
+    return np.asarray((top + bottom) / 2 / counts, np.float64)
+
+
+def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    order = np.argsort(values, kind="stable")
     seen = np.cumsum(weights[order])
-    return float(heights[order][np.searchsorted(seen, seen[-1] / 2)])
+    return float(values[order][np.searchsorted(seen, seen[-1] / 2)])
+
+
+def body_of(pages: Sequence[PageText]) -> Body:
+    """The document's body text: the median line height and character advance, each line
+    counted once per character, so that a few big lines do not move them."""
+    every = [(p, np.arange(len(p.texts))) for p in pages]
+    weights = np.array([len(t) for p in pages for t in p.texts], np.float64)
+    if not len(weights) or weights.sum() <= 0:
+        return Body(0.0, 0.0)
+    heights = np.concatenate([line_heights(p.quads) for p, _ in every])
+    spacing = np.concatenate([advances(p, lines) for p, lines in every])
+    return Body(weighted_median(heights, weights), weighted_median(spacing, weights))
 
 
 def edge_text(text: str) -> str:
@@ -135,7 +161,7 @@ class Edges:
     bottom: set[int]
 
 
-def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: float) -> Edges:
+def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: Body) -> Edges:
     """The blocks of `page` that sit alone at its top or bottom edge: one short row, no taller
     than the body's, in the edge band, with nothing of the rest beyond it."""
     if page.height <= 0 or not members:
@@ -151,7 +177,7 @@ def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: float) -
             near
             and one_row(page.quads[lines])
             and words <= EDGE_MOST_WORDS
-            and line_heights(page.quads[lines]).max() <= body * EDGE_TALLEST
+            and line_heights(page.quads[lines]).max() <= body.height * EDGE_TALLEST
         )
 
     found = {b for b in range(len(members)) if candidate(b)}
@@ -166,13 +192,13 @@ def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: float) -
     )
 
 
-def running(page: PageText, lines: NDArray[np.int64], body: float, recurs: bool) -> bool:
+def running(page: PageText, lines: NDArray[np.int64], body: Body, recurs: bool) -> bool:
     """Whether an edge block is a running head or foot rather than a page's first or last
     words: it recurs, holds a page number, or is set smaller than the body."""
     return (
         recurs
         or any(PAGE_NUMBER.match(page.texts[i].strip()) for i in lines)
-        or float(line_heights(page.quads[lines]).max()) <= body * SMALLER
+        or float(line_heights(page.quads[lines]).max()) <= body.height * SMALLER
     )
 
 
@@ -187,7 +213,7 @@ def region_type(page: PageText, lines: NDArray[np.int64]) -> str | None:
     return best
 
 
-def text_type(page: PageText, lines: NDArray[np.int64], body: float) -> str:
+def text_type(page: PageText, lines: NDArray[np.int64], body: Body) -> str:
     """Rules 3-6: a block's type from its text and its lines' size."""
     first = page.texts[lines[0]].strip()
     words = sum(len(page.texts[i].split()) for i in lines)
@@ -195,8 +221,9 @@ def text_type(page: PageText, lines: NDArray[np.int64], body: float) -> str:
         return CAPTION
     height = float(line_heights(page.quads[lines]).mean())
     if (
-        body > 0
-        and height >= body * HEADING_RATIO
+        body.height > 0
+        and height >= body.height * HEADING_RATIO
+        and float(advances(page, lines).mean()) >= body.advance * WIDER
         and len(lines) <= HEADING_MOST_LINES
         and words <= HEADING_MOST_WORDS
         and not BYLINE.match(first)
@@ -214,7 +241,7 @@ def widths(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
     return np.asarray((xs.max(axis=1) - xs.min(axis=1)) / span, np.float64)
 
 
-def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: float) -> bool:
+def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -> bool:
     """Whether a block's `k`th line is a heading set on its text (a section's title in bold at
     the body's size): it starts the block or follows a sentence's end; a few words alone on
     their row, no sentence or clause ending them nor going on in the next line, narrower than
@@ -240,7 +267,7 @@ def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: float) 
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING
         and line >= after * LEAD_HEIGHT
-        and after < body * HEADING_RATIO
+        and after < body.height * HEADING_RATIO
     )
 
 
@@ -261,7 +288,7 @@ def list_start(page: PageText, lines: NDArray[np.int64]) -> int | None:
 
 
 def parts_of(
-    page: PageText, lines: NDArray[np.int64], body: float
+    page: PageText, lines: NDArray[np.int64], body: Body
 ) -> list[tuple[NDArray[np.int64], str]]:
     """A block of text cut where it holds more than one thing, each part with its type if the
     cut says it ("" if not): heading lines set on the text, and a list after the sentence that
@@ -292,7 +319,7 @@ class Typed:
 def block_types(pages: Sequence[PageText]) -> list[Typed]:
     """Each page's blocks (some cut in parts) and their types (contract.BLOCK_TYPES), in
     reading order, for the pages of one document."""
-    body = body_height(pages)
+    body = body_of(pages)
     members = [[np.flatnonzero(p.line_block == b) for b in range(p.blocks)] for p in pages]
     edges = [edge_blocks(p, m, body) for p, m in zip(pages, members, strict=True)]
 

@@ -92,9 +92,9 @@ def test_a_larger_short_block_is_a_heading_and_sizes_give_levels():
             page(
                 block(line("Annual report", 50, 20, 300, 48)),
                 block(line("Results", 50, 100, 150, 32)),
-                text_block(["The year went well and the", "figures show it."], 160),
+                text_block(["The year went well and the", "figures show it."], 160, width=300),
                 block(line("Outlook", 50, 260, 150, 31)),
-                text_block(["Next year looks as good as", "this one did."], 320),
+                text_block(["Next year looks as good as", "this one did."], 320, width=300),
             ),
         )
     )

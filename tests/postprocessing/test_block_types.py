@@ -131,3 +131,17 @@ def test_a_turned_page_is_judged_upright():
     # read as sent, the head sits at no edge of the page's top or bottom
     unturned = Texts(sent.texts, sent.quads, sent.scores, line_block=sent.line_block)
     assert with_block_types([unturned] * 2, [(1000, 600)] * 2)[0].block_types[0] != "header"
+
+
+def test_a_drop_caps_tall_line_makes_no_heading():
+    """A drop cap makes its paragraph's first line tall, not its characters wide: a short
+    paragraph so begun is no heading, a headline's large characters are."""
+    drop_cap = [
+        ("Our basic ideas about physics went", quad(50, 420, 480, 40)),
+        ("through several upheavals early this", quad(50, 470, 480)),
+        ("century, and it showed.", quad(50, 500, 300)),
+    ]
+    headline = [("Deals on wheels", quad(50, 300, 420, 40))]
+    assert types([page_of([headline, drop_cap, body(600, rows=6)])]) == [
+        ["heading", "paragraph", "paragraph"]
+    ]
