@@ -10,7 +10,8 @@ Two kinds, found in this order:
 2. **Unruled** tables, from the text's geometry (statements, receipts, papers' tables with
    horizontal rules only): the text outside ruled tables, cut into segments (a line, split
    where its words leave a gap of `SEGMENT_GAP` line heights), sorted into rows; runs of at
-   least `MIN_ROWS` rows of two or more segments of one block set apart, spaced no more than
+   least `MIN_ROWS` rows of two or more segments of one block set apart (or `WIDE_ROWS` rows
+   of `WIDE_CELLS` or more: a header and one row of many columns), spaced no more than
    `ROW_GAP` line heights, with a few other rows among them (a section's label, a cell's next
    line) and header rows before, whose segments line up in columns (the gutters of
    blocks.gutters; a line run across a gutter is cut between its words). Columns of running
@@ -43,7 +44,8 @@ CROSSED = 0.1  # rules run through at most this share of a table's text
 SEGMENT_GAP = 1.5  # a line's words this many line heights apart are different cells
 CELL_GAP = 0.3  # a row's segments are set apart by at least this many line heights
 ROW_GAP = 3.0  # rows of one table are at most this many line heights apart
-MIN_ROWS = 3  # rows of two or more cells a table holds at least
+MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
+WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each
 MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
 NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
 PROSE_WIDTH = 12.0  # a column of prose is at least this many line heights wide, ...
@@ -263,8 +265,9 @@ def set_apart(row: Sequence[Segment], height: float) -> bool:
 
 
 def runs(rows: list[list[Segment]], height: float) -> list[list[list[Segment]]]:
-    """The rows of each table: runs of rows of set-apart segments (MIN_ROWS or more), each row
-    at most ROW_GAP line heights below the one before. Up to MAX_OTHER other rows may come
+    """The rows of each table: runs of rows of set-apart segments (MIN_ROWS or more, or
+    WIDE_ROWS of WIDE_CELLS or more: a header and one row of many columns), each row at most
+    ROW_GAP line heights below the one before. Up to MAX_OTHER other rows may come
     between two of them (a section's label, a cell's second line), and as many rows of two or
     more segments before the first (a header whose cells run over several lines)."""
     apart = [set_apart(row, height) for row in rows]
@@ -279,7 +282,9 @@ def runs(rows: list[list[Segment]], height: float) -> list[list[list[Segment]]]:
     pending: list[int] = []
 
     def close() -> None:
-        if sum(apart[k] for k in current) >= MIN_ROWS:
+        held = [rows[k] for k in current if apart[k]]
+        wide = len(held) >= WIDE_ROWS and all(len(row) >= WIDE_CELLS for row in held)
+        if len(held) >= MIN_ROWS or wide:
             found.append([rows[k] for k in current])
         current.clear()
         pending.clear()
@@ -415,7 +420,7 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
 
 def unruled_tables(found: Sequence[Segment]) -> list[Table]:
     """The tables among segments outside ruled tables."""
-    if len(found) < 2 * MIN_ROWS:
+    if len(found) < min(2 * MIN_ROWS, WIDE_ROWS * WIDE_CELLS):
         return []
     height = float(np.median([s.box[3] - s.box[1] for s in found]))
     tables = []

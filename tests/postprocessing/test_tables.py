@@ -103,6 +103,29 @@ def test_columns_of_prose_are_not_a_table():
             assert found == [], kind
 
 
+def test_a_header_and_one_row_of_many_columns_are_a_table_two_short_rows_are_not():
+    """PubTabNet's one-row tables: a header and a row of six cells; two rows of three cells
+    (a form's labels and values) are not enough to tell a table."""
+
+    def grid(rows: list[tuple[str, ...]], xs: tuple[int, ...]) -> list[Table]:
+        placed = tuple(
+            Placed(text, (x, 30 + 40 * r), 20, face="DejaVuSans.ttf")
+            for r, row in enumerate(rows)
+            for x, text in zip(xs, row, strict=True)
+        )
+        sample = render(placed, (xs[-1] + 160, 40 + 40 * len(rows)))
+        texts, quads, blocks = lines_of(sample)
+        return find_tables(page_of(sample), texts, quads, blocks, None)
+
+    wide = [
+        ("Trait", "Count", "Mean", "Deviation", "Min", "Max"),
+        ("SCS", "1058", "-0.10", "0.383", "-1.2", "1.07"),
+    ]
+    (table,) = grid(wide, (20, 140, 260, 380, 530, 640))
+    assert grid_texts(table) == [list(row) for row in wide]
+    assert grid([("Name", "Date", "Total"), ("Ada", "1 May", "12.00")], (20, 200, 380)) == []
+
+
 def test_a_line_run_across_two_cells_is_cut_between_its_words():
     """The detector's line over "Apples 3" (two cells close together) splits at the gutter the
     other rows leave, its words going to their columns."""
