@@ -79,3 +79,16 @@ def test_eval_holds_on_the_report_split(server, tmp_path):
     assert "2 left out (not held out)" in stdout  # pages the block rules were chosen on
     assert result["scenes_and_documents"]["word_f1"] >= REPORT_WORD_F1_FLOOR
     assert result["words"]["exact"] >= REPORT_WORDS_EXACT_FLOOR
+    # its held-out pages labelled with their headings, written as Markdown and scored
+    markdown = result["markdown"]
+    assert markdown["pages"] == 6 and markdown["order"] >= 0.9 and markdown["text"] >= 0.85
+
+
+def test_eval_reads_born_digital_pdfs_from_their_layer(server, tmp_path):
+    """Every page of the born-digital set from its text layer, with pdfium's characters (the
+    speed against OCR is printed, not asserted: docs/accuracy.md)."""
+    stdout, result = run_eval(server, ROOT / "tests" / "data" / "born_digital", 0.0, tmp_path)
+    for split in ("dev", "report"):
+        found = result["pdfs"][split]
+        assert found["from_layer"] == found["same_characters"] == found["pages"], stdout
+        assert found["layer_pages_per_s"] and found["ocr_pages_per_s"], stdout

@@ -107,7 +107,9 @@ def run_evaluation(options: EvalOptions) -> int:
             results = read_all(samples, service_reader(client, model, parameters))
             reports[split] = {name: report(results)}
             every_result += results
-            markdown_rows[split] = score_markdown(samples, client, parameters)
+            # Markdown is written from blocks, which only `ocr` returns
+            scored = model == OCR_MODEL
+            markdown_rows[split] = score_markdown(samples, client, parameters) if scored else []
         for folder in table_sets:
             every = load_tables(folder)
             kept = [sample for sample in every if sample.held_out]
@@ -129,9 +131,9 @@ def run_evaluation(options: EvalOptions) -> int:
         for heading, result in reports[split].items():
             print_report(heading, result)
         print_markdown(f"{OCR_MODEL}, {pack}", markdown_rows[split])
-        if markdown_rows[split]:
-            reports[split][f"{OCR_MODEL} as Markdown"] = {
-                "markdown": markdown_summary(markdown_rows[split]),
+        if markdown_rows[split]:  # beside the service's scores of the split, read through ocr
+            reports[split][name]["markdown"] = {
+                **markdown_summary(markdown_rows[split]),
                 "per_page": markdown_rows[split],
             }
         f1 = reports[split][name]["scenes_and_documents"]["string_f1"]
