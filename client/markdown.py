@@ -5,7 +5,7 @@ From the blocks the service returns in reading order, each as its type says
 first); a list (its items split at their markers); a paragraph, its lines joined (a word split
 by a hyphen at a line end joined again; running text going on in the next column joined to
 it), or, when its rows hold lines set apart (a price beside its item), its rows kept with hard
-line breaks; a caption as a paragraph; a figure's text after a comment naming it. A page's
+line breaks; a caption as a paragraph. A page's
 tables (when read) come where their first line was read, as GitHub tables, or HTML tables where
 cells span. Running headers and footers are left out unless asked for. An HTML comment names
 each page after the first. Every word is a word the service read: the text is escaped so that
@@ -23,7 +23,6 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from triton_ocr.contract import BLOCK_FIGURE as FIGURE
 from triton_ocr.contract import BLOCK_FOOTER as FOOTER
 from triton_ocr.contract import BLOCK_HEADER as HEADER
 from triton_ocr.contract import BLOCK_HEADING as HEADING
@@ -269,8 +268,6 @@ def page_markdown(
             parts.append(table_markdown(s.table))
         elif s.kind == HEADING:
             parts.append("#" * levels[s.height] + " " + escaped(joined(texts)))
-        elif s.kind == FIGURE:
-            parts.append(comment("figure") + "\n\n" + paragraph(s.block))
         elif s.kind == LIST:
             parts.append("\n".join(list_items(s.block.lines)))
         elif k and goes_on(kept[k - 1], s):

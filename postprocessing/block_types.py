@@ -18,9 +18,8 @@ sentence's end), and a list after the sentence that leads to it. Then, in this o
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
-A figure is a picture, which the text's geometry cannot tell: only a layout network names one
-(`regions`: a region's type goes to the blocks whose lines lie mostly in it, before the rules
-above, which then decide between the blocks it leaves).
+A figure is a picture, which the text's geometry cannot tell: nothing here names one yet (a
+layout network could: docs/accuracy.md, "The layout network, measured").
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -81,8 +80,6 @@ class PageText:
     line_block: NDArray[np.int32]  # [N] each line's block, blocks numbered in reading order
     height: float  # the upright page's height in pixels
     tables: Sequence[Box] = ()
-    # regions a layout network found: (box, block type), the type one of BLOCK_TYPES
-    regions: Sequence[tuple[Box, str]] = field(default_factory=tuple)
 
     @property
     def blocks(self) -> int:
@@ -200,17 +197,6 @@ def running(page: PageText, lines: NDArray[np.int64], body: Body, recurs: bool) 
         or any(PAGE_NUMBER.match(page.texts[i].strip()) for i in lines)
         or float(line_heights(page.quads[lines]).max()) <= body.height * SMALLER
     )
-
-
-def region_type(page: PageText, lines: NDArray[np.int64]) -> str | None:
-    """The type of the layout region holding most of the block's line centres, if any does."""
-    centres = page.quads[lines].mean(axis=1).astype(np.float64)
-    best, most = None, len(lines) * IN_TABLE
-    for box, kind in page.regions:
-        held = int(in_box(centres, box).sum())
-        if held > most:
-            best, most = kind, held
-    return best
 
 
 def text_type(page: PageText, lines: NDArray[np.int64], body: Body) -> str:
@@ -338,9 +324,7 @@ def block_types(pages: Sequence[PageText]) -> list[Typed]:
                 continue
             held = max((in_box(centres[lines], t).mean() for t in page.tables), default=0.0)
             edge = b in edges[p].top or b in edges[p].bottom
-            if (kind := region_type(page, lines)) is not None:
-                parts.append((lines, kind))
-            elif held >= IN_TABLE:
+            if held >= IN_TABLE:
                 parts.append((lines, TABLE))
             elif edge and running(page, lines, body, recurring[words_of(p, b)] > 1):
                 parts.append((lines, HEADER if b in edges[p].top else FOOTER))

@@ -102,14 +102,10 @@ def test_running_heads_and_feet_recur_hold_a_page_number_or_are_set_smaller():
     assert types([short, short])[0][0] != "header"
 
 
-def test_a_block_in_a_table_is_the_tables_and_regions_name_figures():
+def test_a_block_in_a_table_is_the_tables():
     cells = [("Item", quad(60, 210, 80)), ("Price", quad(300, 210, 80))]
     page = page_of([body(100, rows=2), cells, body(400)], tables=[(40, 190, 500, 300)])
     assert types([page]) == [["paragraph", "table", "paragraph"]]
-    labels = [("Sales", quad(80, 620, 60)), ("2024", quad(300, 620, 60))]
-    regions = [((40, 600, 500, 700), "figure")]
-    page = page_of([body(100, rows=2), labels, body(400)], regions=regions)
-    assert types([page]) == [["paragraph", "figure", "paragraph"]]
 
 
 def test_a_turned_page_is_judged_upright():

@@ -25,6 +25,8 @@ from rapidfuzz.distance import Levenshtein
 from triton_ocr.client import OcrClient
 from triton_ocr.contract import PDF_TEXT
 
+from .labels import manifest_entries
+
 BORN_DIGITAL_SET = Path("tests/data/born_digital")
 LINE_END_HYPHEN = "\ufffe"
 
@@ -37,10 +39,7 @@ class PdfSample:
 
 
 def is_pdf_set(folder: Path) -> bool:
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
-        return False
-    entries = json.loads(manifest.read_text())
+    entries = manifest_entries(folder)
     return bool(entries) and all(entry.get("kind") == "pdf" for entry in entries)
 
 

@@ -70,6 +70,12 @@ def _box(points) -> np.ndarray:
     return np.asarray(points, dtype=np.float32).reshape(4, 2)
 
 
+def manifest_entries(folder: Path) -> list[dict]:
+    """A labelled folder's manifest entries ([] where it has no manifest)."""
+    manifest = folder / "manifest.json"
+    return json.loads(manifest.read_text()) if manifest.is_file() else []
+
+
 def load_manifest(folder: Path) -> list[Sample]:
     """`folder/manifest.json` entries: file, kind, text, optional boxes, care, complete,
     reading_order, held_out, headings."""

@@ -15,6 +15,8 @@ from triton_ocr.client import OcrClient
 from triton_ocr.client.markdown import table_html
 from triton_ocr.client.results import Table
 
+from .labels import manifest_entries
+
 TABLE_SET = Path("tests/data/tables")
 # <thead> and <tbody> say nothing a picture shows: both sides are compared without them
 NO_SECTIONS = ["thead", "tbody"]
@@ -31,10 +33,7 @@ class TableSample:
 
 
 def is_table_set(folder: Path) -> bool:
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
-        return False
-    entries = json.loads(manifest.read_text())
+    entries = manifest_entries(folder)
     return bool(entries) and all("html" in entry for entry in entries)
 
 
