@@ -227,11 +227,14 @@ def widths(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
     return np.asarray((xs.max(axis=1) - xs.min(axis=1)) / span, np.float64)
 
 
-def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -> bool:
+def heading_line(
+    page: PageText, lines: NDArray[np.int64], share: NDArray[np.float64], k: int, body: Body
+) -> bool:
     """Whether a block's `k`th line is a heading set on its text (a section's title in bold at
     the body's size): it starts the block or follows a sentence's end; a few words alone on
     their row, no sentence or clause ending them nor going on in the next line, narrower than
-    the block, over a line of running text at the body's size, no taller than it."""
+    the block, over a line of running text at the body's size, no taller than it. `share`:
+    each line's width as a share of the block's."""
     if k + 1 >= len(lines):
         return False
     text, following = page.texts[lines[k]].strip(), page.texts[lines[k + 1]].strip()
@@ -239,7 +242,6 @@ def heading_line(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -
         return False
     if following[:1].islower():  # the line's sentence goes on
         return False
-    share = widths(page, lines)
     line, after = line_heights(page.quads[lines[k : k + 2]])
     return (
         bool(text)
@@ -279,7 +281,8 @@ def parts_of(
     """A block of text cut where it holds more than one thing, each part with its type if the
     cut says it ("" if not): heading lines set on the text, and a list after the sentence that
     leads to it."""
-    heads = [k for k in range(len(lines)) if heading_line(page, lines, k, body)]
+    share = widths(page, lines)
+    heads = [k for k in range(len(lines)) if heading_line(page, lines, share, k, body)]
     cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})
     parts: list[tuple[NDArray[np.int64], str]] = []
     for start, end in zip(cuts, cuts[1:], strict=False):

@@ -19,7 +19,7 @@ from PIL import Image
 
 from tests.documents import make_pdf, make_tiff, pikepdf_pdf, text_page
 from tests.e2e.test_gateway import call, running_gateway
-from tests.samples import RULED_CELLS, ruled_table
+from tests.samples import RULED_CELLS, layout_page, ruled_table
 from triton_ocr.tools.samples import DEMO_LINES, render
 
 NAMESPACES = {"http://www.w3.org/2000/svg"}  # names that look like addresses, fetching nothing
@@ -331,3 +331,17 @@ def test_the_preview_without_the_service_is_a_503():
         assert "cannot be reached" in json.loads(answer)["error"]
         status, _, _ = call(f"{base}/")  # the page itself needs no service
         assert status == 200
+
+
+def test_the_page_says_what_each_block_is(browser, gateway, tmp_path):
+    """A headline over two columns between a running head and a foot: the list of lines names
+    the header, the heading and the footer where their blocks start."""
+    from selenium.webdriver.common.by import By
+
+    path = tmp_path / "headline.png"
+    path.write_bytes(layout_page("headline").png)
+    upload(browser, gateway, path)
+    labels = [e.text.lower() for e in browser.find_elements(By.CSS_SELECTOR, ".lines .block-type")]
+    assert labels == ["header", "heading", "footer"]
+    (heading,) = browser.find_elements(By.CSS_SELECTOR, '.lines li[data-type="heading"] button')
+    assert heading.text == "Reading pages the way people do"

@@ -48,15 +48,18 @@ async function post(path, file) {
 
 const points = (polygon) => polygon.map(([x, y]) => `${x},${y}`).join(" ");
 
-function firstLinesOfBlocks(page) {
-  // page.lines are in reading order, block by block: the index each block starts at
-  const starts = new Set();
+function blocksOfLines(page) {
+  // page.lines are in reading order, block by block: the index each block starts at, and
+  // each line's block type
+  const starts = new Map();
+  const types = [];
   let at = 0;
   for (const block of page.blocks || []) {
-    starts.add(at);
+    starts.set(at, block.type || "");
+    types.push(...block.lines.map(() => block.type || ""));
     at += block.lines.length;
   }
-  return at === page.lines.length ? starts : new Set();
+  return at === page.lines.length ? { starts, types } : { starts: new Map(), types: [] };
 }
 
 function pageText(page) {
@@ -111,7 +114,7 @@ function pageView(read, shown) {
     "aria-hidden": "true",
   });
   const list = element("ol", { class: "lines", "aria-label": `Lines of page ${read.page}` });
-  const starts = firstLinesOfBlocks(read);
+  const { starts, types } = blocksOfLines(read);
   for (const table of read.tables || []) {
     svg.append(shape("polygon", { class: "table", points: points(table.polygon) }));
     for (const cell of table.cells) {
@@ -130,6 +133,9 @@ function pageView(read, shown) {
       svg.append(shape("polygon", { class: "word", points: points(word.polygon) }));
     }
     const item = element("li", index && starts.has(index) ? { class: "first-of-block" } : {});
+    if (types[index]) item.dataset.type = types[index];
+    const kind = starts.get(index);
+    if (kind && kind !== "paragraph") item.append(element("span", { class: "block-type" }, kind));
     const pressed = { type: "button", "data-line": index, "aria-pressed": "false" };
     const button = element("button", pressed, line.text);
     button.addEventListener("click", () => select(section, index, false));
