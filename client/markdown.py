@@ -5,13 +5,12 @@ From the blocks the service returns in reading order, each as its type says
 first); a list (its items split at their markers); a paragraph, its lines joined (a word split
 by a hyphen at a line end joined again; running text going on in the next column joined to
 it), or, when its rows hold lines set apart (a price beside its item), its rows kept with hard
-line breaks; a caption as a paragraph. A page's
-tables (when read) come where their first line was read, as GitHub tables, or HTML tables where
-cells span. Running headers and footers are left out unless asked for. An HTML comment names
-each page after the first. Every word is a word the service read: the text is escaped so that
-Markdown reads it as text, and only list, heading and table markup is added (a bullet glyph the
-service read becomes the list's). A page without blocks (ensemble_model's) is read line by
-line.
+line breaks; a caption as a paragraph. A page's tables (when read) come where their first line
+was read, as GitHub tables, or HTML tables where cells span. Running headers and footers are
+left out unless asked for. An HTML comment names each page after the first. Every word is a
+word the service read: the text is escaped so that Markdown reads it as text, and only list,
+heading and table markup is added (a bullet glyph the service read becomes the list's). A page
+without blocks (ensemble_model's) is read line by line.
 """
 
 from __future__ import annotations
@@ -32,14 +31,7 @@ from triton_ocr.contract import BLOCK_TABLE as TABLE
 from triton_ocr.contract import LIST_MARKERS
 
 from .alto import hyphen_split
-from .hocr import (
-    CellLike,
-    LineLike,
-    PageLike,
-    TableLike,
-    tables_of,
-    without_tables,
-)
+from .hocr import CellLike, LineLike, PageLike, TableLike, tables_of, without_tables
 
 Polygon = Sequence[Sequence[float]]
 LEVEL_STEP = 0.85  # a heading this much smaller than the largest of its level starts the next
