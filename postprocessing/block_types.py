@@ -163,11 +163,13 @@ def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: Body) ->
     than the body's, in the edge band, with nothing of the rest beyond it."""
     if page.height <= 0 or not members:
         return Edges(set(), set())
-    top = [float(page.quads[m, :, 1].min()) for m in members]
-    bottom = [float(page.quads[m, :, 1].max()) for m in members]
+    top = [float(page.quads[m, :, 1].min(initial=np.inf)) for m in members]
+    bottom = [float(page.quads[m, :, 1].max(initial=-np.inf)) for m in members]
 
     def candidate(b: int) -> bool:
         lines = members[b]
+        if not len(lines):
+            return False
         near = top[b] <= page.height * EDGE_SHARE or bottom[b] >= page.height * (1 - EDGE_SHARE)
         words = sum(len(page.texts[i].split()) for i in lines)
         return (
