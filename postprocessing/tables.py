@@ -14,9 +14,11 @@ Two kinds, found in this order:
    of `WIDE_CELLS` or more: a header and one row of many columns), spaced no more than
    `ROW_GAP` line heights, with a few other rows among them (a section's label, a cell's next
    line) and header rows before, whose segments line up in columns (the gutters of
-   blocks.gutters; a line run across a gutter is cut between its words). Columns of running
-   prose (half of them or more wide and filled by lines of several words) are not a table. A
-   segment across a gutter spans those columns; a cell's next line joins its row.
+   blocks.gutters, and inside a column a gap between words most of its rows share: two close
+   columns the detector ran into one line; a line run across a gutter is cut between its
+   words). Columns of running prose (half of them or more wide and filled by lines of several
+   words) are not a table. A segment across a gutter spans those columns; a cell's next line
+   joins its row.
 
 Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
 are axis-aligned (a photo's table must be roughly level).
@@ -48,6 +50,8 @@ MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
 WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each
 MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
 NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
+WORD_GUTTER = 0.4  # words this many line heights apart may stand in two columns ...
+COMMON_GAP = 0.8  # ... when the same gap parts this share of a column's rows
 PROSE_WIDTH = 12.0  # a column of prose is at least this many line heights wide, ...
 PROSE_FILL = 0.7  # ... its median line fills this share of it ...
 PROSE_WORDS = 4  # ... and holds at least this many words; half the columns so: no table
@@ -356,6 +360,48 @@ def next_lines_joined(
     return rows, row_spans
 
 
+def parted(rows: list[list[tuple[float, float]]], x: float) -> int:
+    """How many rows (their words' spans) `x` parts: words on both sides, none across it."""
+    return sum(
+        any(e <= x for _, e in spans)
+        and any(s >= x for s, _ in spans)
+        and not any(s < x < e for s, e in spans)
+        for spans in rows
+    )
+
+
+def word_gutters(run: list[list[Segment]], edges: list[float], height: float) -> list[float]:
+    """Gutters inside columns that the words show and the segments hide (the detector ran two
+    close cells into one line in most rows): in a column, a stretch between words at least
+    WORD_GUTTER line heights wide in COMMON_GAP of the rows with words there, each with words
+    on both sides of it, and no word of the table's first row across it."""
+    found = []
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        rows = []
+        for row in run:
+            spans = sorted(
+                (b[0], b[2]) for s in row for b, _ in s.words if lo <= (b[0] + b[2]) / 2 < hi
+            )
+            if spans:
+                rows.append(spans)
+        if len(rows) < MIN_ROWS:
+            continue
+        gaps = [
+            (a[1], b[0])
+            for spans in rows
+            for a, b in zip(spans, spans[1:], strict=False)
+            if b[0] - a[1] >= WORD_GUTTER * height
+        ]
+
+        head = [b for s in run[0] for b, _ in s.words] or [s.box for s in run[0]]
+        best = max(((parted(rows, (a + b) / 2), (a + b) / 2) for a, b in gaps), default=(0, 0.0))
+        # the header's words part there too (a label column's "Q2 2006" under one wide head
+        # is one column)
+        if best[0] >= COMMON_GAP * len(rows) and not any(b[0] < best[1] < b[2] for b in head):
+            found.append(best[1])
+    return found
+
+
 def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
     """A run of rows as a table, if its segments line up in two or more columns."""
     every = [s for row in run for s in row]
@@ -364,6 +410,7 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
     cuts = [(a + b) / 2 for a, b in gutters(starts, ends)]
     if not cuts:
         return None
+    cuts = sorted(cuts + word_gutters(run, [float(starts.min()), *cuts, float(ends.max())], height))
     # a line run across a gutter is cut between its words, but not in the header (the rows up
     # to the first set apart), where a cell centred over two columns spans them
     header = next(k for k, row in enumerate(run) if set_apart(row, height)) + 1

@@ -126,6 +126,53 @@ def test_a_header_and_one_row_of_many_columns_are_a_table_two_short_rows_are_not
     assert grid([("Name", "Date", "Total"), ("Ada", "1 May", "12.00")], (20, 200, 380)) == []
 
 
+def merged_cells(rows, xs, merge: tuple[int, int]):
+    """A table rendered with the cells of columns `merge` in every row but the first read as
+    one line of two words (the detector ran them together): its texts, quads and words."""
+    placed = tuple(
+        Placed(text, (x, 30 + 40 * r), 20, face="DejaVuSans.ttf")
+        for r, row in enumerate(rows)
+        for x, text in zip(xs, row, strict=True)
+    )
+    sample = render(placed, (xs[-1] + 200, 40 + 40 * len(rows)))
+    boxes, texts = list(sample.ink_boxes), list(sample.texts)
+    lines, words, owners = [], [], []
+    for k, (box, text) in enumerate(zip(boxes, texts, strict=True)):
+        r, c = divmod(k, len(xs))
+        if r and c == merge[1]:
+            continue  # joined to the cell before it
+        if r and c == merge[0]:
+            right = boxes[k + 1]
+            merged = (box[0], min(box[1], right[1]), right[2], max(box[3], right[3]))
+            lines.append((f"{text} {texts[k + 1]}", merged))
+            words += [(text, box), (texts[k + 1], right)]
+            owners += [len(lines) - 1] * 2
+        else:
+            lines.append((text, box))
+            words.append((text, box))
+            owners.append(len(lines) - 1)
+    quads = np.array([quad_of(b) for _, b in lines], np.float32)
+    found = Words(
+        [t for t, _ in words],
+        np.array([quad_of(b) for _, b in words], np.float32),
+        np.ones(len(words), np.float32),
+        np.array(owners, np.int32),
+    )
+    blocks = np.zeros(len(lines), np.int32)
+    return page_of(sample), [t for t, _ in lines], quads, blocks, found
+
+
+def test_two_columns_the_detector_ran_together_are_parted_where_their_words_are():
+    """Numbers in two close columns read as one line in every row: the words' common gap
+    parts them, as the header's separate words do."""
+    rows = [("State", "no.", "Rate", "Share")]
+    rows += [("Ohio", "19,820", "154.0", "12%"), ("Iowa", "5,469", "141.6", "8%")]
+    rows += [("Texas", "25,933", "132.2", "31%"), ("Utah", "1,302", "99.1", "2%")]
+    page, texts, quads, blocks, words = merged_cells(rows, (20, 160, 243, 420), (1, 2))
+    (table,) = find_tables(page, texts, quads, blocks, words)
+    assert grid_texts(table) == [list(row) for row in rows]
+
+
 def test_a_line_run_across_two_cells_is_cut_between_its_words():
     """The detector's line over "Apples 3" (two cells close together) splits at the gutter the
     other rows leave, its words going to their columns."""
