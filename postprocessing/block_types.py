@@ -120,12 +120,11 @@ def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -
 def body_of(pages: Sequence[PageText]) -> Body:
     """The document's body text: the median line height and character advance, each line
     counted once per character, so that a few big lines do not move them."""
-    every = [(p, np.arange(len(p.texts))) for p in pages]
     weights = np.array([len(t) for p in pages for t in p.texts], np.float64)
     if not len(weights) or weights.sum() <= 0:
         return Body(0.0, 0.0)
-    heights = np.concatenate([line_heights(p.quads) for p, _ in every])
-    spacing = np.concatenate([advances(p, lines) for p, lines in every])
+    heights = np.concatenate([line_heights(p.quads) for p in pages])
+    spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
     return Body(weighted_median(heights, weights), weighted_median(spacing, weights))
 
 

@@ -139,9 +139,12 @@ async def read_request(
 def typed(pages: list[PageRead]) -> list[PageRead]:
     """The pages with their blocks' types, judged item by item (an item's pages are one
     document); pages not read have no blocks."""
+    items: dict[int, list[int]] = {}
+    for k, page in enumerate(pages):
+        if not page.error:
+            items.setdefault(page.item, []).append(k)
     out = list(pages)
-    for item in sorted({page.item for page in pages}):
-        read = [k for k, page in enumerate(pages) if page.item == item and not page.error]
+    for read in items.values():
         found = with_block_types([pages[k].texts for k in read], [pages[k].size for k in read])
         for k, texts in zip(read, found, strict=True):
             out[k] = replace(pages[k], texts=texts)
