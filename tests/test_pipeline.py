@@ -13,6 +13,7 @@ from triton_ocr.config.repository import Repository
 from triton_ocr.config.requests import with_overrides
 from triton_ocr.pipeline import (
     BestPath,
+    answered,
     locate,
     prepare_image,
     read_image,
@@ -147,6 +148,19 @@ def test_a_small_wide_image_without_detections_is_read_as_one_line():
     assert (
         read_image(crop, never, dark_is_text, one_b_per_crop([]), upright, upright_page).texts == []
     )
+
+
+def test_a_coroutine_that_never_waits_is_answered_without_a_loop_and_one_that_waits_is_refused():
+    async def at_once() -> int:
+        return 7
+
+    async def waits() -> int:
+        await asyncio.sleep(0)
+        return 7
+
+    assert answered(at_once()) == 7
+    with pytest.raises(RuntimeError, match="waited on an event loop"):
+        answered(waits())
 
 
 def test_large_images_without_detections_are_not_taken_for_lines():

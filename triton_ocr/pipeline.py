@@ -20,9 +20,8 @@ import here.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -552,4 +551,16 @@ def read_image(
         return call
 
     networks = Networks(now(detect), now(recognize), now(classify), now(classify_page))
-    return asyncio.run(read_image_async(data, settings, networks))
+    return answered(read_image_async(data, settings, networks))
+
+
+def answered(coroutine: Coroutine[object, None, Out]) -> Out:
+    """The value of a coroutine none of whose awaits waits (blocking networks answer at once),
+    run to its end without an event loop: asyncio.run would make a loop per image and, in the
+    main thread, format the whole result for its SIGINT handler."""
+    try:
+        coroutine.send(None)
+    except StopIteration as finished:
+        return finished.value
+    coroutine.close()
+    raise RuntimeError("a blocking network call waited on an event loop")
