@@ -561,6 +561,7 @@ def answered(coroutine: Coroutine[object, None, Out]) -> Out:
     try:
         coroutine.send(None)
     except StopIteration as finished:
-        return finished.value
+        value: Out = finished.value
+        return value
     coroutine.close()
     raise RuntimeError("a blocking network call waited on an event loop")
