@@ -5,7 +5,8 @@ From geometry and text, over all the pages of one document (a running head recur
 is the size most of the document is set in), on upright pages. A block of text is first cut
 where it holds two things the block cut could not part (no gap between them): a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
-sentence's end), and a list after the sentence that leads to it. Then, in this order:
+sentence's end, or a PDF's lines in a bold or italic face over the body's), and a list after
+the sentence that leads to it. Then, in this order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
 2. **header / footer**: a short row alone at the page's top or bottom edge, no taller than the
@@ -14,7 +15,9 @@ sentence's end), and a list after the sentence that leads to it. Then, in this o
 3. **caption**: its first line starts with a figure's or table's label and number ("Figure 3",
    "Table 2:", "Fig. 1.", "图 1", "表 2");
 4. **heading**: a few short lines set clearly larger than the body text (taller, and their
-   characters wider apart: a drop cap makes a line's box tall, not its characters wide);
+   characters wider apart: a drop cap makes a line's box tall, not its characters wide), or,
+   where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
+   italic face the body is not set in;
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -69,6 +72,11 @@ CAPTION_LABEL = re.compile(
     r"\.?\s*[0-9IVX]+[a-z]?([.:\-–—|]|\s|$)|^[图表]\s*[0-9一二三四五六七八九十]+",
     re.I,
 )
+# a font's PostScript name that says it is heavier than a regular face or slanted (TeX's:
+# CMBX10, SFTI1000)
+STYLED = re.compile(
+    r"bold|black|heavy|semibold|demi|medium|italic|oblique|^(cm|sf|ec|lm)(bx|bi|ti|sl)\d", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,7 @@ class PageText:
     line_block: NDArray[np.int32]  # [N] each line's block, blocks numbered in reading order
     height: float  # the upright page's height in pixels
     tables: Sequence[Box] = ()
+    fonts: Sequence[str] = ()  # [N] each line's font where known (Texts.fonts), or ()
 
     @property
     def blocks(self) -> int:
@@ -100,6 +109,8 @@ class Body:
 
     height: float
     advance: float
+    # the face most characters of its lines set in one face use, where the pages name fonts
+    font: str = ""
 
 
 def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -119,13 +130,65 @@ def weighted_median(values: NDArray[np.float64], weights: NDArray[np.float64]) -
 
 def body_of(pages: Sequence[PageText]) -> Body:
     """The document's body text: the median line height and character advance, each line
-    counted once per character, so that a few big lines do not move them."""
+    counted once per character, so that a few big lines do not move them, and the face most
+    characters of the lines set in one face use (where the pages name fonts)."""
     weights = np.array([len(t) for p in pages for t in p.texts], np.float64)
     if not len(weights) or weights.sum() <= 0:
         return Body(0.0, 0.0)
     heights = np.concatenate([line_heights(p.quads) for p in pages])
     spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
-    return Body(weighted_median(heights, weights), weighted_median(spacing, weights))
+    fonts: Counter[str] = Counter()
+    for p in pages:
+        for text, font in zip(p.texts, p.fonts or [""] * len(p.texts), strict=True):
+            fonts[font] += len(text)
+    font = max((f for f in fonts if f), key=lambda f: fonts[f], default="")
+    return Body(weighted_median(heights, weights), weighted_median(spacing, weights), font)
+
+
+def styled(page: PageText, line: int, body: Body) -> str:
+    """The line's font when it is a bold or italic face the body's text is not set in, else ""."""
+    font = page.fonts[line] if page.fonts else ""
+    return font if font and font != body.font and STYLED.search(font) else ""
+
+
+def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
+    """Lines set in one bold or italic face the body is not, naming something (a letter: no bare
+    number), a heading's length, no smaller than the body's text, not ending a clause nor
+    opening a caption or a byline."""
+    fonts = {styled(page, i, body) for i in lines}
+    text = " ".join(page.texts[i] for i in lines).strip()
+    return (
+        len(fonts) == 1
+        and "" not in fonts
+        and any(c.isalpha() for c in text)
+        and len(lines) <= HEADING_MOST_LINES
+        and len(text.split()) <= HEADING_MOST_WORDS
+        and text[-1:] not in CLAUSE_ENDS
+        and not CAPTION_LABEL.match(text)
+        and not BYLINE.match(text)
+        and float(line_heights(page.quads[lines]).min()) >= body.height * LEAD_HEIGHT
+    )
+
+
+def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tuple[int, int]]:
+    """The (start, end) of each run of a block's lines that is a heading in a bold or italic face
+    set on text in other faces, the line after it not going on in lowercase (none when the
+    whole block is one: rule 4 types it)."""
+    faces = [styled(page, i, body) for i in lines]
+    runs, start = [], 0
+    for end in range(1, len(lines) + 1):
+        if end < len(lines) and faces[end] == faces[start]:
+            continue
+        after = page.texts[lines[end]].strip() if end < len(lines) else ""
+        if (
+            faces[start]
+            and (start, end) != (0, len(lines))
+            and not after[:1].islower()
+            and styled_heading(page, lines[start:end], body)
+        ):
+            runs.append((start, end))
+        start = end
+    return runs
 
 
 def edge_text(text: str) -> str:
@@ -214,7 +277,7 @@ def text_type(page: PageText, lines: NDArray[np.int64], body: Body) -> str:
         and len(lines) <= HEADING_MOST_LINES
         and words <= HEADING_MOST_WORDS
         and not BYLINE.match(first)
-    ):
+    ) or styled_heading(page, lines, body):
         return HEADING
     if list_marker(first):
         return LIST
@@ -280,8 +343,26 @@ def parts_of(
     page: PageText, lines: NDArray[np.int64], body: Body
 ) -> list[tuple[NDArray[np.int64], str]]:
     """A block of text cut where it holds more than one thing, each part with its type if the
-    cut says it ("" if not): heading lines set on the text, and a list after the sentence that
-    leads to it."""
+    cut says it ("" if not): headings in a bold or italic face set on text in other faces,
+    heading lines set on the text, and a list after the sentence that leads to it."""
+    runs = styled_runs(page, lines, body)
+    if not runs:
+        return plain_parts(page, lines, body)
+    cuts = sorted({0, len(lines), *(k for run in runs for k in run)})
+    parts: list[tuple[NDArray[np.int64], str]] = []
+    for start, end in zip(cuts, cuts[1:], strict=False):
+        if (start, end) in runs:
+            parts.append((lines[start:end], HEADING))
+        else:
+            parts += plain_parts(page, lines[start:end], body)
+    return parts
+
+
+def plain_parts(
+    page: PageText, lines: NDArray[np.int64], body: Body
+) -> list[tuple[NDArray[np.int64], str]]:
+    """parts_of where no face tells a heading: heading lines told by their geometry, and a
+    list."""
     share = widths(page, lines)
     heads = [k for k in range(len(lines)) if heading_line(page, lines, share, k, body)]
     cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})

@@ -31,6 +31,9 @@ class Texts:
     rotation: int = 0  # degrees the page's content was turned clockwise (and turned back)
     tables: tuple[Table, ...] = ()  # when asked for (postprocessing.tables), top to bottom
     block_types: tuple[str, ...] = ()  # [B] each block's type (postprocessing.block_types)
+    # [M] each text's font where the page says it (a PDF's text layer; "" for a line in mixed
+    # fonts or read by OCR), or () when no text's is known
+    fonts: tuple[str, ...] = ()
 
     @staticmethod
     def empty(rotation: int = 0) -> Texts:

@@ -4,14 +4,17 @@ pixels of the page as it is rendered, and whether the page is read from it rathe
 pdfium gives each character of the page's text (in the order of its content, with the spaces
 and line ends it infers) with its box (loose: the font's ascent to descent, so a line's box does
 not depend on its letters) and the text object it belongs to, whose render mode says whether it
-is drawn: OCR text laid under a scan (OCRmyPDF's, Tesseract's) is invisible. A line ends at a
-line end, a jump to another baseline, or a gap of several character heights (columns side by
-side); a word at a space, and a CJK character is a word of its own, as in the OCR's words.
+is drawn (OCR text laid under a scan, OCRmyPDF's or Tesseract's, is invisible) and whose font
+names the face it is set in (a heading in the body's size is often only in another face). A
+line ends at a line end, a jump to another baseline, or a gap of several character heights
+(columns side by side); a word at a space, and a CJK character is a word of its own, as in the
+OCR's words.
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,25 +40,29 @@ MAX_CHARS = 200_000
 # 2 from FPDFText_GetUnicode, U+FFFE in its text ranges
 LINE_END_HYPHEN = (0x02, 0xFFFE)
 HIDDEN = (pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE, pdfium_c.FPDF_TEXTRENDERMODE_CLIP)
+SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")  # an embedded subset's tag, ABCDEF+Name
 
 
 @dataclass(frozen=True)
 class LayerWord:
     text: str
     quad: NDArray[np.float32]  # [4, 2] tl, tr, br, bl, rendered page pixels
+    spaced: bool = True  # a space stood before it (Korean spaces its words; Chinese does not)
 
 
 @dataclass(frozen=True)
 class LayerLine:
     words: tuple[LayerWord, ...]
     quad: NDArray[np.float32]
+    font: str = ""  # the font every character of the line is set in ("" when they differ)
 
     @property
     def text(self) -> str:
-        """The words with one space between (none between CJK characters)."""
+        """The words with one space between, none between CJK characters the page sets
+        without one."""
         text = ""
         for word in self.words:
-            glued = text and is_cjk(text[-1]) and is_cjk(word.text[0])
+            glued = text and not word.spaced and (is_cjk(text[-1]) or is_cjk(word.text[0]))
             text += word.text if not text or glued else " " + word.text
         return text
 
@@ -74,6 +81,7 @@ class Char:
     text: str
     box: tuple[float, float, float, float]  # left, top, right, bottom in rendered pixels
     hidden: bool
+    font: str = ""  # its font's PostScript name ("" when pdfium has none)
 
 
 def device_mapping(page: pdfium.PdfPage, width: int, height: int) -> NDArray[np.float64]:
@@ -97,26 +105,49 @@ def page_chars(
     textpage: pdfium.PdfTextPage, count: int, mapping: NDArray[np.float64]
 ) -> list[Char]:
     """The page's `count` characters with their loose boxes in rendered pixels (a character
-    pdfium gives no box gets an empty one)."""
+    pdfium gives no box gets an empty one) and their fonts."""
     raw = textpage.raw
     rect = pdfium_c.FS_RECTF()
     hidden: list[bool] = []
+    fonts: list[str] = []
+    # each text object's font, asked once (an object holds many characters), by its address
+    named: dict[bytes, str] = {}
     corners, boxed = np.zeros((count, 2, 3), np.float64), np.zeros(count, bool)
     codes = [pdfium_c.FPDFText_GetUnicode(raw, i) for i in range(count)]
     texts = characters(codes)
     for i in range(count):
         obj = pdfium_c.FPDFText_GetTextObject(raw, i)
         hidden.append(bool(obj) and pdfium_c.FPDFTextObj_GetTextRenderMode(obj) in HIDDEN)
+        key = bytes(obj)  # the pointer's own bytes: no ctypes.cast per character
+        if key not in named:
+            named[key] = font_name(obj) if obj else ""
+        fonts.append(named[key])
         if pdfium_c.FPDFText_GetLooseCharBox(raw, i, rect):
             corners[i] = ((rect.left, rect.top, 1.0), (rect.right, rect.bottom, 1.0))
             boxed[i] = True
     mapped = (corners @ mapping.T) * boxed[:, None, None]  # [count, 2 corners, (x, y)]
     low, high = mapped.min(axis=1), mapped.max(axis=1)
     return [
-        Char(text, (float(x0), float(y0), float(x1), float(y1)), concealed)
-        for text, concealed, (x0, y0), (x1, y1) in zip(texts, hidden, low, high, strict=True)
+        Char(text, (float(x0), float(y0), float(x1), float(y1)), concealed, font)
+        for text, concealed, font, (x0, y0), (x1, y1) in zip(
+            texts, hidden, fonts, low, high, strict=True
+        )
         if text  # the second half of a surrogate pair
     ]
+
+
+def font_name(text_object: object) -> str:
+    """A text object's font's PostScript name without a subset's tag (the same face embedded
+    twice is one font), "" when pdfium gives none."""
+    font = pdfium_c.FPDFTextObj_GetFont(text_object)
+    if not font:
+        return ""
+    size = pdfium_c.FPDFFont_GetBaseFontName(font, None, 0)
+    if size <= 1:
+        return ""
+    buffer = ctypes.create_string_buffer(size)
+    pdfium_c.FPDFFont_GetBaseFontName(font, buffer, size)
+    return SUBSET_PREFIX.sub("", buffer.value.decode("utf-8", "replace"))
 
 
 def characters(codes: list[int]) -> list[str]:
@@ -160,18 +191,23 @@ def layer_lines(chars: list[Char], hidden_too: bool) -> tuple[LayerLine, ...]:
     word: list[Char] = []
     line: list[Char] = []  # the characters of the words so far
     last: Char | None = None
+    spaced = True  # whether a space came since the last word
 
     def end_word() -> None:
+        nonlocal spaced
         if word:
             text = "".join(c.text for c in word)
-            words.append(LayerWord(text, box_quad([c.box for c in word])))
+            words.append(LayerWord(text, box_quad([c.box for c in word]), spaced))
             line.extend(word)
             word.clear()
+            spaced = False
 
     def end_line() -> None:
         end_word()
         if words:
-            lines.append(LayerLine(tuple(words), box_quad([c.box for c in line])))
+            fonts = {c.font for c in line}
+            font = fonts.pop() if len(fonts) == 1 else ""
+            lines.append(LayerLine(tuple(words), box_quad([c.box for c in line]), font))
             words.clear()
             line.clear()
 
@@ -182,6 +218,7 @@ def layer_lines(chars: list[Char], hidden_too: bool) -> tuple[LayerLine, ...]:
             continue
         if char.text.isspace() or (char.hidden and not hidden_too):
             end_word()
+            spaced = True
             continue
         left, top, right, bottom = char.box
         height = max(bottom - top, 1.0)

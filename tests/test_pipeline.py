@@ -406,12 +406,13 @@ def box(left: float, top: float, right: float, bottom: float) -> np.ndarray:
 
 def test_a_page_of_pictures_keeps_its_drawn_lines_and_ocr_where_none_lie():
     """with_layer: OCR's line on the drawn text is dropped (the layer's is exact), its line on
-    the picture kept, in reading order with the layer's, each word on its line."""
+    the picture kept, in reading order with the layer's, each word and font on its line."""
     drawn = TextLayer(
         (
             LayerLine(
                 (LayerWord("Drawn", box(10, 10, 60, 30)), LayerWord("title", box(70, 10, 120, 30))),
                 box(10, 10, 120, 30),
+                "Helvetica-Bold",
             ),
         ),
         (400, 300),
@@ -440,6 +441,7 @@ def test_a_page_of_pictures_keeps_its_drawn_lines_and_ocr_where_none_lie():
     blocks = settings().blocks
     merged = with_layer(ocr, drawn, blocks, word_boxes=True)
     assert merged.texts == ["Drawn title", "In the picture"]
+    assert merged.fonts == ("Helvetica-Bold", "")  # each line's font follows it; OCR names none
     assert merged.scores.tolist() == pytest.approx([1.0, 0.8])
     assert merged.words is not None
     assert list(zip(merged.words.texts, merged.words.lines.tolist(), strict=True)) == [

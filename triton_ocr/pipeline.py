@@ -433,7 +433,7 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
         ]
         height = size[0] if texts.rotation in (90, 270) else size[1]
         quads = turned_upright(texts.quads, texts.rotation, sent_hw)
-        return PageText(texts.texts, quads, texts.line_block, float(height), tables)
+        return PageText(texts.texts, quads, texts.line_block, float(height), tables, texts.fonts)
 
     found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])
     return [
@@ -455,7 +455,12 @@ def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
         np.ones(len(words), np.float32),
         np.array([k for _, _, k in words], np.int32),
     )
-    texts = Texts(strings, quads, np.ones(len(strings), np.float32))
+    texts = Texts(
+        strings,
+        quads,
+        np.ones(len(strings), np.float32),
+        fonts=tuple(line.font for line in layer.lines),
+    )
     return in_reading_order(texts, found if word_boxes else None, blocks)
 
 
@@ -485,6 +490,7 @@ def with_layer(ocr: Texts, layer: TextLayer, blocks: Blocks, word_boxes: bool) -
         [ocr.texts[i] for i in keep] + drawn.texts,
         np.concatenate([ocr.quads[keep], drawn.quads]),
         np.concatenate([ocr.scores[keep], drawn.scores]),
+        fonts=("",) * len(keep) + drawn.fonts,
     )
     return in_reading_order(texts, merged_words if word_boxes else None, blocks)
 
@@ -509,7 +515,10 @@ def in_reading_order(texts: Texts, words: Words | None, blocks: Blocks) -> Texts
     layout = page_layout(texts.quads, blocks)
     order = [int(i) for i in layout.order]
     ordered = Texts(
-        [texts.texts[i] for i in order], texts.quads[order], texts.scores[order]
+        [texts.texts[i] for i in order],
+        texts.quads[order],
+        texts.scores[order],
+        fonts=tuple(texts.fonts[i] for i in order) if texts.fonts else (),
     ).with_blocks(layout.block)
     if words is None:
         return ordered

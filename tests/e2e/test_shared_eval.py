@@ -85,10 +85,12 @@ def test_eval_holds_on_the_report_split(server, tmp_path):
 
 
 def test_eval_reads_born_digital_pdfs_from_their_layer(server, tmp_path):
-    """Every page of the born-digital set from its text layer, with pdfium's characters (the
-    speed against OCR is printed, not asserted: docs/accuracy.md)."""
+    """Every page of the born-digital set from its text layer, with pdfium's characters, and
+    the labelled headings found in its Markdown (the speed against OCR is printed, not
+    asserted: docs/accuracy.md)."""
     stdout, result = run_eval(server, ROOT / "tests" / "data" / "born_digital", 0.0, tmp_path)
     for split in ("dev", "report"):
         found = result["pdfs"][split]
         assert found["from_layer"] == found["same_characters"] == found["pages"], stdout
         assert found["layer_pages_per_s"] and found["ocr_pages_per_s"], stdout
+        assert found["headings_recall"] >= 0.9 and found["headings_precision"] >= 0.9, stdout

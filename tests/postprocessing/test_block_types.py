@@ -141,3 +141,43 @@ def test_a_drop_caps_tall_line_makes_no_heading():
     assert types([page_of([headline, drop_cap, body(600, rows=6)])]) == [
         ["heading", "paragraph", "paragraph"]
     ]
+
+
+def test_a_pdfs_lines_in_a_bold_or_italic_face_at_the_body_size_are_headings():
+    """Where a PDF's text layer names each line's font: a few lines in a bold or italic face
+    the body is not set in, no smaller than it, are a heading, alone or over their text in the
+    body's face (cut from it); a bare number, a smaller note, a line ending a clause and text in
+    the body's own face are not. Pages read by OCR name no font and are judged as before."""
+    roman, bold, italic = "Times-Roman", "Times-Bold", "Times-Italic"
+    blocks = [
+        [("The Evolution of Print", quad(50, 20, 300))],  # bold, alone: heading
+        [("Early Days", quad(50, 60, 120)), *body(90, rows=3)],  # bold over its text: cut
+        body(200, rows=4),
+        [("Set in italic, a clause goes on,", quad(50, 340, 300))],  # ends a clause
+        [("12", quad(50, 380, 30))],  # a bare number
+        [("A note set small", quad(50, 420, 200, 14))],  # smaller than the body
+        [("A Closing Word", quad(50, 460, 200))],  # italic at the body's size
+        body(500, rows=4),
+    ]
+    faces = [bold, bold, roman, roman, roman] + [roman] * 4 + [italic, bold, bold, italic]
+    faces += [roman] * 4
+    page = page_of(blocks, fonts=faces)
+    (found,) = block_types([page])
+    assert found.types == [
+        "heading",
+        "heading",
+        "paragraph",
+        "paragraph",
+        "paragraph",
+        "paragraph",
+        "paragraph",
+        "heading",
+        "paragraph",
+    ]
+    assert found.line_block.tolist()[:5] == [0, 1, 2, 2, 2]
+    # the same lines read by OCR: no face is known, and lines alone at the body's size are
+    # paragraphs (a short line over its text is still cut by its geometry)
+    ocr = types([page_of(blocks)])[0]
+    assert (ocr[0], ocr[1], ocr[-2]) == ("paragraph", "heading", "paragraph")
+    # a document set all in a bold face has no line in another: judged as if read by OCR
+    assert types([page_of(blocks, fonts=[bold] * len(faces))])[0] == ocr

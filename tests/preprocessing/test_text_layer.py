@@ -131,3 +131,32 @@ def test_characters_beyond_the_bmp_are_whole_and_a_lone_surrogate_is_replaced():
     assert layer is not None
     text = "".join(line.text for line in layer.lines)
     assert "\U000f0854" in text and text.encode("utf-8")
+
+
+def test_each_line_names_its_font_and_cjk_text_keeps_the_spaces_the_page_sets():
+    """A line set in one face names it (a subset's tag left out), a line in mixed faces none;
+    Korean spaces its words and Chinese does not, so a space is kept where the page has one."""
+    data = (ROOT / "tests/data/born_digital/multi_page.pdf").read_bytes()
+    layer, _ = layer_of(data)
+    assert layer is not None
+    assert [(line.font, line.text) for line in layer.lines[:2]] == [
+        ("TimesNewRomanPS-BoldMT", "The Evolution of the Word Processor"),
+        ("TimesNewRomanPSMT", layer.lines[1].text),
+    ]
+    korean, _ = layer_of((ROOT / "tests/data/born_digital/normal_4pages.pdf").read_bytes())
+    assert korean is not None
+    lines = {line.text: line.font for line in korean.lines}
+    assert lines["1 들어가며"] == "KoPubDotumBold"
+    assert lines["코로나-19 관련 보험약관상"] == "KoPubDotumBold"
+
+    def chars(text: str, font: str = "F") -> list[text_layer.Char]:
+        return [
+            text_layer.Char(c, (10.0 * k, 0.0, 10.0 * k + 9, 12.0), False, font)
+            for k, c in enumerate(text)
+        ]
+
+    (line,) = text_layer.layer_lines(chars("中文PDF文件 관련 보험"), hidden_too=False)
+    assert line.text == "中文PDF文件 관련 보험" and line.font == "F"
+    mixed = chars("Bold", "F-Bold") + chars("Bold text")[4:]
+    (line,) = text_layer.layer_lines(mixed, hidden_too=False)
+    assert line.text == "Bold text" and line.font == ""

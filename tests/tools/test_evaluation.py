@@ -331,3 +331,15 @@ def test_the_born_digital_set_is_told_apart_and_pdfium_gives_its_truth():
     (page,) = born_digital.pdfium_pages(born_digital_pdf())
     assert born_digital.plain(page).startswith(born_digital.plain(BORN_DIGITAL_HEADING))
     assert born_digital.plain("infor\ufffe\r\nmation  here") == "infor-mationhere"
+    # files labelled with their headings in both splits; the headings are scored per split
+    assert {s.split for s in samples if s.headings} == {"dev", "report"}
+    row = {"pages": 1, "from_layer": 1, "exact": 1, "same_characters": 1}
+    row |= {"ocr_similarity": [0.9], "layer_s": 0.1, "ocr_s": 2.0}
+    rows = [
+        {**row, "split": "dev", "headings": [3, 4], "markdown_headings": [3, 3]},
+        {**row, "split": "dev", "headings": [1, 1], "markdown_headings": [1, 2]},
+        {**row, "split": "report"},
+    ]
+    found = born_digital.summary(rows)
+    assert (found["dev"]["headings_recall"], found["dev"]["headings_precision"]) == (0.8, 0.8)
+    assert found["report"]["headings_recall"] is None and found["dev"]["times"] == 20.0

@@ -7,6 +7,8 @@ pdfium puts line ends and spaces where it infers them; its line-end hyphen, U+FF
 hyphen drawn); **same characters**, the same characters in any order (a page whose blocks read
 in another order than the file's content); **OCR**, 1 - the normalised edit distance between
 OCR's text and pdfium's, whitespace left out. Pages per second each way, and their ratio.
+A file labelled with its `headings` also has the Markdown of its layer reading scored for them
+as evaluation.markdown scores a page's (found, and right).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from triton_ocr.client import OcrClient
 from triton_ocr.contract import PDF_TEXT
 
 from .labels import manifest_entries
+from .markdown import headings_found, headings_of
+from .metrics import ratio
 
 BORN_DIGITAL_SET = Path("tests/data/born_digital")
 LINE_END_HYPHEN = "\ufffe"
@@ -36,6 +40,7 @@ class PdfSample:
     path: Path
     split: str  # "dev" (settings are chosen on it) or "report" (held out)
     held_out: bool = True  # False: looked at while a setting was chosen, left out of reports
+    headings: tuple[str, ...] | None = None  # the document's headings (None: not labelled)
 
 
 def is_pdf_set(folder: Path) -> bool:
@@ -45,7 +50,12 @@ def is_pdf_set(folder: Path) -> bool:
 
 def load_pdfs(folder: Path) -> list[PdfSample]:
     return [
-        PdfSample(folder / entry["file"], entry["split"], entry.get("held_out", True))
+        PdfSample(
+            folder / entry["file"],
+            entry["split"],
+            entry.get("held_out", True),
+            tuple(entry["headings"]) if "headings" in entry else None,
+        )
         for entry in json.loads((folder / "manifest.json").read_text())
     ]
 
@@ -86,6 +96,14 @@ def score_pdfs(
             seconds[way] = time.perf_counter() - start
         layer = [plain(page.text) for page in read["auto"].pages]
         ocr = [plain(page.text) for page in read["ocr"].pages]
+        headings = {}
+        if sample.headings is not None:
+            written = headings_of(read["auto"].to_markdown())
+            found, right = headings_found(sample.headings, written)
+            headings = {
+                "headings": [found, len(sample.headings)],
+                "markdown_headings": [right, len(written)],
+            }
         rows.append(
             {
                 "file": sample.path.name,
@@ -102,6 +120,7 @@ def score_pdfs(
                 ],
                 "layer_s": round(seconds["auto"], 3),
                 "ocr_s": round(seconds["ocr"], 3),
+                **headings,
             }
         )
     return rows
@@ -109,10 +128,12 @@ def score_pdfs(
 
 def summary(rows: Sequence[dict]) -> dict[str, dict]:
     """Per split: pages, pages read from the layer, exact, same characters, mean OCR
-    similarity, pages per second each way and their ratio."""
+    similarity, pages per second each way and their ratio; labelled headings found and the
+    Markdown's headings right (None where no file is labelled)."""
     found = {}
     for split in sorted({row["split"] for row in rows}):
         held = [row for row in rows if row["split"] == split]
+        labelled = [row for row in held if "headings" in row]
         pages = sum(row["pages"] for row in held)
         layer_s, ocr_s = sum(row["layer_s"] for row in held), sum(row["ocr_s"] for row in held)
         similarities = [s for row in held for s in row["ocr_similarity"]]
@@ -126,8 +147,15 @@ def summary(rows: Sequence[dict]) -> dict[str, dict]:
             "layer_pages_per_s": round(pages / layer_s, 2) if layer_s else None,
             "ocr_pages_per_s": round(pages / ocr_s, 2) if ocr_s else None,
             "times": round(ocr_s / layer_s, 1) if layer_s else None,
+            "headings_recall": labelled_share(labelled, "headings"),
+            "headings_precision": labelled_share(labelled, "markdown_headings"),
         }
     return found
+
+
+def labelled_share(rows: Sequence[dict], key: str) -> float | None:
+    """Of the rows' [hits, of] pairs under `key`: hits over all of them."""
+    return ratio(sum(row[key][0] for row in rows), sum(row[key][1] for row in rows))
 
 
 def print_pdfs(name: str, rows: Sequence[dict], left_out: int) -> None:
@@ -135,16 +163,27 @@ def print_pdfs(name: str, rows: Sequence[dict], left_out: int) -> None:
     print(f"\n######## {name}: {len(rows)} born-digital PDFs{aside} (against pdfium's text)")
     print(
         f"{'split':8} {'pages':>5} {'layer':>5} {'exact':>5} {'chars':>5} {'OCR sim':>7} "
-        f"{'layer p/s':>9} {'OCR p/s':>7} {'x':>6}"
+        f"{'layer p/s':>9} {'OCR p/s':>7} {'x':>6} {'headings':>8} {'right':>6}"
     )
+
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
     for split, s in summary(rows).items():
         print(
             f"{split:8} {s['pages']:5d} {s['from_layer']:5d} {s['exact']:5d} "
             f"{s['same_characters']:5d} {s['ocr_similarity']:7.3f} "
-            f"{s['layer_pages_per_s']:9.2f} {s['ocr_pages_per_s']:7.2f} {s['times']:6.1f}"
+            f"{s['layer_pages_per_s']:9.2f} {s['ocr_pages_per_s']:7.2f} {s['times']:6.1f} "
+            f"{shown(s['headings_recall']):>8} {shown(s['headings_precision']):>6}"
         )
     for row in rows:
+        headings = (
+            f" headings {row['headings'][0]}/{row['headings'][1]} right "
+            f"{row['markdown_headings'][0]}/{row['markdown_headings'][1]}"
+            if "headings" in row
+            else ""
+        )
         print(
             f"  {row['file']:30} {row['split']:6} pages {row['pages']} exact {row['exact']} "
-            f"same characters {row['same_characters']} OCR {row['ocr_similarity']}"
+            f"same characters {row['same_characters']} OCR {row['ocr_similarity']}{headings}"
         )
