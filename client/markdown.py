@@ -4,8 +4,9 @@ From the blocks the service returns in reading order, each as its type says
 (postprocessing/block_types.py decides them on the server): a heading (levels by size, largest
 first); a list (its items split at their markers); a paragraph, its lines joined (a word split
 by a hyphen at a line end joined again; running text going on in the next column joined to
-it), or, when its rows hold lines set apart (a price beside its item), its rows kept with hard
-line breaks; a caption as a paragraph. A page's tables (when read) come where their first line
+it; paragraphs one under another with no gap parted again), or, when its rows hold lines set
+apart (a price beside its item), its rows kept with hard line breaks; a caption as a
+paragraph. A page's tables (when read) come where their first line
 was read, as GitHub tables, or HTML tables where cells span. Running headers and footers are
 left out unless asked for. An HTML comment names each page after the first. Every word is a
 word the service read: the text is escaped so that Markdown reads it as text, and only list,
@@ -229,11 +230,37 @@ def list_items(lines: Sequence[LineLike]) -> list[str]:
     return rendered
 
 
+def paragraphs_of(block: Group) -> list[Group] | None:
+    """A block of running text that holds paragraphs one under another with no gap between
+    them (a short row ending a sentence, the next row starting another): its paragraphs, each
+    running text over more than one row (the first and the last may be the end or the start of
+    one going on in another column); None when the block is not so (a poem's short lines, an
+    address)."""
+    rows = rows_of(block.lines)
+    left, right = x_range(block.lines)
+    ends = [
+        k + 1
+        for k, row in enumerate(rows[:-1])
+        if x_range(row)[1] - x_range(row)[0] < PROSE_SHARE * (right - left)
+        and row[-1].text.rstrip()[-1:] in SENTENCE_ENDS
+        and rows[k + 1][0].text.lstrip()[:1].isupper()
+    ]
+    cuts = [0, *ends, len(rows)]
+    parts = [
+        Group(tuple(line for row in rows[a:b] for line in row), block.type)
+        for a, b in zip(cuts, cuts[1:], strict=False)
+    ]
+    runs = all(b - a > 1 for a, b in zip(cuts[1:-1], cuts[2:-1], strict=False))
+    return parts if ends and runs and all(prose(part) for part in parts) else None
+
+
 def paragraph(block: Group) -> str:
-    """A block of running text as one paragraph; another block row by row, hard line breaks
-    between its rows."""
+    """A block of running text as one paragraph, or as its paragraphs where it holds several;
+    another block row by row, hard line breaks between its rows."""
     if prose(block):
         return escaped(joined([line.text for line in block.lines]))
+    if parts := paragraphs_of(block):
+        return "\n\n".join(escaped(joined([line.text for line in p.lines])) for p in parts)
     rows = [" ".join(" ".join(line.text.split()) for line in row) for row in rows_of(block.lines)]
     return "\\\n".join(escaped(row) for row in rows)
 

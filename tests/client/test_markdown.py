@@ -172,6 +172,29 @@ def test_rows_set_apart_keep_their_line_breaks():
     assert inline.count("hardbreak") == 1
 
 
+def test_paragraphs_one_under_another_without_a_gap_are_paragraphs():
+    """A block holding paragraphs with no gap between them (a short row ending a sentence,
+    the next starting another) comes as its paragraphs; a poem's short lines, one sentence
+    after another, keep their line breaks."""
+    rows = [
+        ("The first paragraph runs over", 500),
+        ("two rows and then ends here.", 200),
+        ("The second one starts on the", 500),
+        ("next row and goes on to its end.", 500),
+        ("And the last is short.", 200),
+    ]
+    essay = block(*(line(t, 50, 50 + 30 * k, w) for k, (t, w) in enumerate(rows)))
+    assert to_markdown(Document((page(essay),))) == (
+        "The first paragraph runs over two rows and then ends here.\n\n"
+        "The second one starts on the next row and goes on to its end. And the last is short.\n"
+    )
+    verses = [("Come, my love, to me.", 200), ("I am unkind.", 110), ("Go to war.", 120)]
+    verses += [("I fly.", 100)]
+    poem = block(*(line(t, 50, 50 + 30 * k, w) for k, (t, w) in enumerate(verses)))
+    markdown = to_markdown(Document((page(poem),)))
+    assert markdown.count("\\\n") == 3 and tokens(markdown).count("paragraph_open") == 1
+
+
 def test_running_text_goes_on_in_the_next_column():
     left = text_block(["The first column ends in", "the middle of a"], 50, x=50, width=240)
     right = text_block(["sentence that the second", "column ends."], 50, x=320, width=240)
