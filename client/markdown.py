@@ -6,12 +6,12 @@ first); a list (its items split at their markers); a paragraph, its lines joined
 by a hyphen at a line end joined again; running text going on in the next column joined to
 it; paragraphs one under another with no gap parted again), or, when its rows hold lines set
 apart (a price beside its item), its rows kept with hard line breaks; a caption as a
-paragraph. A page's tables (when read) come where their first line
-was read, as GitHub tables, or HTML tables where cells span. Running headers and footers are
-left out unless asked for. An HTML comment names each page after the first. Every word is a
-word the service read: the text is escaped so that Markdown reads it as text, and only list,
-heading and table markup is added (a bullet glyph the service read becomes the list's). A page
-without blocks (ensemble_model's) is read line by line.
+paragraph. A page's tables (when read) come where their first line was read, as GitHub tables,
+or HTML tables where cells span. Running headers and footers are left out unless asked for. An
+HTML comment names each page after the first. Every word is a word the service read: the text
+is escaped so that Markdown reads it as text, and only list, heading and table markup is added
+(a bullet glyph the service read becomes the list's). A page without blocks (ensemble_model's)
+is read line by line.
 """
 
 from __future__ import annotations
