@@ -137,11 +137,12 @@ def body_of(pages: Sequence[PageText]) -> Body:
         return Body(0.0, 0.0)
     heights = np.concatenate([line_heights(p.quads) for p in pages])
     spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
-    fonts: Counter[str] = Counter()
-    for p in pages:
-        for text, font in zip(p.texts, p.fonts or [""] * len(p.texts), strict=True):
-            fonts[font] += len(text)
-    font = max((f for f in fonts if f), key=lambda f: fonts[f], default="")
+    faces: Counter[str] = Counter()
+    for p in (p for p in pages if p.fonts):
+        for text, font in zip(p.texts, p.fonts, strict=True):
+            if font:
+                faces[font] += len(text)
+    font = max(faces, key=faces.__getitem__, default="")
     return Body(weighted_median(heights, weights), weighted_median(spacing, weights), font)
 
 

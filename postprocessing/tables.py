@@ -375,6 +375,7 @@ def word_gutters(run: list[list[Segment]], edges: list[float], height: float) ->
     close cells into one line in most rows): in a column, a stretch between words at least
     WORD_GUTTER line heights wide in COMMON_GAP of the rows with words there, each with words
     on both sides of it, and no word of the table's first row across it."""
+    head = [b for s in run[0] for b, _ in s.words] or [s.box for s in run[0]]
     found = []
     for lo, hi in zip(edges, edges[1:], strict=False):
         rows = []
@@ -392,8 +393,6 @@ def word_gutters(run: list[list[Segment]], edges: list[float], height: float) ->
             for a, b in zip(spans, spans[1:], strict=False)
             if b[0] - a[1] >= WORD_GUTTER * height
         ]
-
-        head = [b for s in run[0] for b, _ in s.words] or [s.box for s in run[0]]
         best = max(((parted(rows, (a + b) / 2), (a + b) / 2) for a, b in gaps), default=(0, 0.0))
         # the header's words part there too (a label column's "Q2 2006" under one wide head
         # is one column)
