@@ -9,6 +9,9 @@ sentence's end, or a PDF's lines in a bold or italic face over the body's), and 
 the sentence that leads to it. Then, in this order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
+   **figure**: a block of a few lines all in a figure found on the page (postprocessing.figures:
+   a picture's own text, a label in a drawing); the figures themselves are blocks of their own,
+   with no text;
 2. **header / footer**: a short row alone at the page's top or bottom edge, no taller than the
    body text, with the rest of the page beyond it, that holds a page number, is set smaller
    than the body, or whose words (numbers aside) recur at an edge of another page;
@@ -21,8 +24,6 @@ the sentence that leads to it. Then, in this order:
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
-A figure is a picture, which the text's geometry cannot tell: nothing here names one yet (a
-layout network could: docs/accuracy.md, "The layout network, measured").
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from triton_ocr.contract import BLOCK_CAPTION as CAPTION
+from triton_ocr.contract import BLOCK_FIGURE as FIGURE
 from triton_ocr.contract import BLOCK_FOOTER as FOOTER
 from triton_ocr.contract import BLOCK_HEADER as HEADER
 from triton_ocr.contract import BLOCK_HEADING as HEADING
@@ -64,6 +66,9 @@ SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
+# a block of at most this many lines, all in a figure, is the figure's (a label, a sign in a
+# photo); a column of text beside a picture whose box reaches into it is not
+LABEL_MOST_LINES = 3
 PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
 MARKERS = [re.compile(marker) for marker in LIST_MARKERS]
 BYLINE = re.compile(r"^by\b", re.I)  # "By Jane Doe" under a headline is no heading
@@ -89,6 +94,7 @@ class PageText:
     height: float  # the upright page's height in pixels
     tables: Sequence[Box] = ()
     fonts: Sequence[str] = ()  # [N] each line's font where known (Texts.fonts), or ()
+    figures: Sequence[Box] = ()  # postprocessing.figures
 
     @property
     def blocks(self) -> int:
@@ -409,9 +415,14 @@ def block_types(pages: Sequence[PageText]) -> list[Typed]:
             if not len(lines):
                 continue
             held = max((in_box(centres[lines], t).mean() for t in page.tables), default=0.0)
+            pictured = len(lines) <= LABEL_MOST_LINES and any(
+                in_box(centres[lines], f).all() for f in page.figures
+            )
             edge = b in edges[p].top or b in edges[p].bottom
             if held >= IN_TABLE:
                 parts.append((lines, TABLE))
+            elif pictured:
+                parts.append((lines, FIGURE))
             elif edge and running(page, lines, body, recurring[words_of(p, b)] > 1):
                 parts.append((lines, HEADER if b in edges[p].top else FOOTER))
             else:

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_ocr.contract import BLOCK_FIGURE
+
 from .blocks import block_boxes
-from .geometry import turned_back
+from .geometry import Box, box_of, quad_of, turned_back
 from .tables import Table, turned_table
 from .words import Words
 
@@ -34,6 +36,9 @@ class Texts:
     # [M] each text's font where the page says it (a PDF's text layer; "" for a line in mixed
     # fonts or read by OCR), or () when no text's is known
     fonts: tuple[str, ...] = ()
+    # the page's figures (postprocessing.figures): boxes on the page as read, as sent after
+    # turned_back
+    figures: tuple[Box, ...] = ()
 
     @staticmethod
     def empty(rotation: int = 0) -> Texts:
@@ -69,6 +74,31 @@ class Texts:
     def with_block_types(self, types: Sequence[str]) -> Texts:
         return dataclasses.replace(self, block_types=tuple(types))
 
+    def with_figures(self, figures: Sequence[Box]) -> Texts:
+        return dataclasses.replace(self, figures=tuple(figures))
+
+    def with_figure_blocks(self, places: Sequence[int]) -> Texts:
+        """Each figure as a block of type figure with no text, before the block at its place
+        (postprocessing.figures.figure_places; the number of blocks: after the last)."""
+        blocks = len(self.block_quads)
+        # figures before the block at their place, in their own order
+        order = sorted(
+            [(p, 0, f) for f, p in enumerate(places)] + [(b, 1, b) for b in range(blocks)]
+        )
+        new_index = {(is_block, k): n for n, (_, is_block, k) in enumerate(order)}
+        moved = np.array([new_index[(1, b)] for b in range(blocks)], np.int32)
+        figure_quads = [quad_of(box) for box in self.figures]
+        quads = [
+            figure_quads[k] if not is_block else self.block_quads[k] for _, is_block, k in order
+        ]
+        types = [BLOCK_FIGURE if not is_block else self.block_types[k] for _, is_block, k in order]
+        return dataclasses.replace(
+            self,
+            line_block=moved[self.line_block] if len(self.line_block) else self.line_block,
+            block_quads=np.array(quads, np.float32).reshape(-1, 4, 2),
+            block_types=tuple(types),
+        )
+
     def turned_back(self, rotation: int, upright_hw: tuple[int, int]) -> Texts:
         """Read on a page turned upright (its size `upright_hw`) -> every polygon on the page
         as sent, whose content was turned `rotation` degrees clockwise."""
@@ -84,6 +114,7 @@ class Texts:
             block_quads=back(self.block_quads),
             rotation=rotation,
             tables=tuple(turned_table(t, back) for t in self.tables),
+            figures=tuple(box_of(back(quad_of(box))) for box in self.figures),
         )
 
 

@@ -104,10 +104,10 @@ OCR_OUTPUT_LINE_BLOCK = "line_block"  # INT32 [N]: per line, its block among the
 OCR_OUTPUT_BLOCK_POLYGONS = "block_polygons"  # FP32 [B, 4, 2]: each block's box, original pixels
 OCR_OUTPUT_BLOCK_PAGE = "block_page"  # INT32 [B]: per block, its page among the P pages read
 OCR_OUTPUT_BLOCK_TYPE = "block_type"  # BYTES [B]: what it is, one of BLOCK_TYPES
-# ("figure", a picture, is named for clients to read; the server does not find pictures yet)
+# ("figure": a picture on a document page, a block with no lines, or text read in one)
 BLOCK_TYPES = ("paragraph", "heading", "list", "table", "header", "footer", "caption", "figure")
 (BLOCK_PARAGRAPH, BLOCK_HEADING, BLOCK_LIST, BLOCK_TABLE) = BLOCK_TYPES[:4]
-(BLOCK_HEADER, BLOCK_FOOTER, BLOCK_CAPTION) = BLOCK_TYPES[4:7]
+(BLOCK_HEADER, BLOCK_FOOTER, BLOCK_CAPTION, BLOCK_FIGURE) = BLOCK_TYPES[4:]
 # A "list" block's items each start with one of these (a bullet, a number, a letter), followed
 # by whitespace and text: the server types blocks by them and clients split items at them.
 LIST_MARKERS = (

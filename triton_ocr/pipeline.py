@@ -9,6 +9,7 @@
                                                  width, upside-down rows turned back first)
     read_lines       recognition_postprocessing  best path, boxes -> texts
     with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
+    find_figures     (`ocr` only)                upright page, texts -> its pictures
     with_block_types (`ocr` only)                a document's pages' texts -> each block's type
 
 The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
@@ -32,7 +33,9 @@ from triton_ocr.postprocessing.block_types import PageText, block_types
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
 from triton_ocr.postprocessing.detection import text_boxes, whole_image
+from triton_ocr.postprocessing.figures import figure_places, find_figures
 from triton_ocr.postprocessing.geometry import (
+    Box,
     box_of,
     crop_frame,
     quad_of,
@@ -408,6 +411,7 @@ async def read_page_async(image: Image, settings: PipelineSettings, networks: Ne
     )
     if tables:
         texts = with_tables(texts, page, word_boxes)
+    texts = texts.with_figures(find_figures(page, texts.quads))
     return texts.turned_back(upright.rotation, height_width(page))
 
 
@@ -424,22 +428,32 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
     """Stage 7: the pages of one document (their sizes (width, height) as sent) -> each block's
     type, judged on the pages turned upright (a running head recurs on other pages, body text
     is the size most of the document is set in); a block holding a heading line or a list
-    over its text is cut in parts."""
+    over its text is cut in parts; each figure becomes a block of its own, with no text, in
+    reading order."""
 
     def upright(texts: Texts, size: tuple[int, int]) -> PageText:
-        sent_hw = (size[1], size[0])
-        tables = [
-            box_of(turned_upright(quad_of(t.box), texts.rotation, sent_hw)) for t in texts.tables
-        ]
         height = size[0] if texts.rotation in (90, 270) else size[1]
-        quads = turned_upright(texts.quads, texts.rotation, sent_hw)
-        return PageText(texts.texts, quads, texts.line_block, float(height), tables, texts.fonts)
+        quads = turned_upright(texts.quads, texts.rotation, (size[1], size[0]))
+        tables = upright_boxes([t.box for t in texts.tables], texts.rotation, size)
+        figures = upright_boxes(texts.figures, texts.rotation, size)
+        page = PageText(texts.texts, quads, texts.line_block, float(height), tables, texts.fonts)
+        return dataclasses.replace(page, figures=figures)
 
     found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])
-    return [
-        t.with_blocks(typed.line_block).with_block_types(typed.types)
-        for t, typed in zip(pages, found, strict=True)
-    ]
+    typed = []
+    for t, size, kinds in zip(pages, sizes, found, strict=True):
+        blocks = t.with_blocks(kinds.line_block).with_block_types(kinds.types)
+        places = figure_places(
+            [box_of(q) for q in turned_upright(blocks.block_quads, t.rotation, (size[1], size[0]))],
+            upright_boxes(t.figures, t.rotation, size),
+        )
+        typed.append(blocks.with_figure_blocks(places))
+    return typed
+
+
+def upright_boxes(boxes: Sequence[Box], rotation: int, size: tuple[int, int]) -> list[Box]:
+    """Boxes on a page as sent (its size (width, height)) -> on the page turned upright."""
+    return [box_of(turned_upright(quad_of(b), rotation, (size[1], size[0]))) for b in boxes]
 
 
 def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:
@@ -492,7 +506,8 @@ def with_layer(ocr: Texts, layer: TextLayer, blocks: Blocks, word_boxes: bool) -
         np.concatenate([ocr.scores[keep], drawn.scores]),
         fonts=("",) * len(keep) + drawn.fonts,
     )
-    return in_reading_order(texts, merged_words if word_boxes else None, blocks)
+    ordered = in_reading_order(texts, merged_words if word_boxes else None, blocks)
+    return ordered.with_figures(ocr.figures)
 
 
 def on_boxes(quad: Floats, boxes: Floats, share: float = 0.5) -> bool:
