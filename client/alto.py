@@ -32,6 +32,7 @@ from .hocr import (
     WordLike,
     bbox_of,
     page_regions,
+    picture,
 )
 
 NAMESPACE = "http://www.loc.gov/standards/alto/ns-v4#"
@@ -166,6 +167,9 @@ def page_element(layout: ET.Element, page: PageLike) -> None:
         attributes = {"ID": ident, **box(region.polygon, page)}
         if region.type:
             attributes["TAGREFS"] = layout_tag(region.type)
+        if picture(region):
+            ET.SubElement(space, "Illustration", attributes)
+            continue
         block_element = ET.SubElement(space, "TextBlock", attributes)
         block_lines(block_element, region.lines, page, ident)
 

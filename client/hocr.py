@@ -23,10 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from triton_ocr.contract import BLOCK_CAPTION, BLOCK_HEADING
+from triton_ocr.contract import BLOCK_CAPTION, BLOCK_FIGURE, BLOCK_HEADING
 
 OCR_SYSTEM = "triton-ocr"
-CAPABILITIES = "ocr_page ocr_carea ocr_par ocr_line ocr_header ocr_caption ocrx_word ocr_table"
+CAPABILITIES = (
+    "ocr_page ocr_carea ocr_par ocr_line ocr_header ocr_caption ocrx_word ocr_table ocr_photo"
+)
 # a line's class by its block's type, as Tesseract writes them (and OCRmyPDF reads them as lines):
 # a heading's lines ocr_header, a caption's ocr_caption, the others ocr_line
 LINE_CLASSES = {BLOCK_HEADING: "ocr_header", BLOCK_CAPTION: "ocr_caption"}
@@ -129,9 +131,9 @@ def without_tables(
     blocks: Sequence[Sequence[L]], tables: Sequence[TableLike]
 ) -> tuple[list[tuple[int, list[L]]], dict[int, list[int]], dict[int, list[L]]]:
     """A page's blocks (their index, their lines) less the lines in its tables (blocks left
-    empty dropped); where each table goes, by its index: before the kept block at that place,
-    so after the block that held its first line in reading order (a table none of whose lines
-    came back goes last); and each table's lines."""
+    empty dropped; a block that had none, a figure, kept); where each table goes, by its index:
+    before the kept block at that place, so after the block that held its first line in reading
+    order (a table none of whose lines came back goes last); and each table's lines."""
     kept: list[tuple[int, list[L]]] = []
     places: dict[int, list[int]] = {}
     held: dict[int, list[L]] = {}
@@ -145,7 +147,7 @@ def without_tables(
             if k not in held:
                 places.setdefault(len(kept), []).append(k)
             held.setdefault(k, []).append(line)
-        if rest:
+        if rest or not lines:
             kept.append((b, rest))
     for k in range(len(tables)):
         if k not in held:
@@ -287,10 +289,16 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
     error = getattr(page, "error", "")
     if error:  # a page the server could not read: why, for a reader
         out.append(f"   <!-- not read: {escape(error).replace('--', '- -')} -->")
-    counts = {"line": 0, "word": 0, "block": 0, "table": 0}
+    counts = {"line": 0, "word": 0, "block": 0, "table": 0, "photo": 0}
     for region in page_regions(page):
         if isinstance(region, TableRegion):
             out += table_hocr(region, page, counts)
+            continue
+        if picture(region):
+            counts["photo"] += 1
+            box = title(bbox_of(region.polygon, page.width, page.height))
+            ident = f"photo_{number}_{counts['photo']}"
+            out.append(f"   <div class='ocr_photo' id='{ident}' title='{box}'></div>")
             continue
         counts["block"] += 1
         block_count = counts["block"]
@@ -304,6 +312,12 @@ def page_hocr(page: PageLike, source: str | None) -> list[str]:
         out += ["    </p>", "   </div>"]
     out.append("  </div>")
     return out
+
+
+def picture(region: BlockRegion) -> bool:
+    """A figure's own block: the picture, with no text of its own (its text is in blocks of
+    type figure with lines)."""
+    return region.type == BLOCK_FIGURE and not region.lines
 
 
 def table_hocr(region: TableRegion, page: PageLike, counts: dict[str, int]) -> list[str]:

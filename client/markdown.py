@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from triton_ocr.contract import BLOCK_FIGURE as FIGURE
 from triton_ocr.contract import BLOCK_FOOTER as FOOTER
 from triton_ocr.contract import BLOCK_HEADER as HEADER
 from triton_ocr.contract import BLOCK_HEADING as HEADING
@@ -145,7 +146,7 @@ def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
                 break
             b, lines = kept[i]
             block = Group(tuple(lines), groups[b].type)
-            height = sum(line_height(line.polygon) for line in lines) / len(lines)
+            height = sum(line_height(line.polygon) for line in lines) / max(len(lines), 1)
             found.append(Shaped(block.type, block, height))
         shaped.append(found)
     return shaped
@@ -285,6 +286,8 @@ def page_markdown(
         texts = [line.text for line in s.block.lines]
         if s.table is not None:
             parts.append(table_markdown(s.table))
+        elif s.kind == FIGURE and not texts:  # the picture itself: where it stands, no words
+            parts.append(comment("figure"))
         elif s.kind == HEADING:
             parts.append("#" * levels[s.height] + " " + escaped(joined(texts)))
         elif s.kind == LIST:

@@ -139,3 +139,32 @@ def test_the_read_command_writes_alto_beside_the_others(tmp_path):
     save_outputs(tmp_path, "scan", scan)
     assert outputs_done(tmp_path, "scan") and ".alto.xml" in OUT_SUFFIXES
     assert (tmp_path / "scan.alto.xml").read_text(encoding="utf-8") == scan.to_alto()
+
+
+def test_a_figure_is_an_illustration_a_photo_and_a_comment_where_it_stands(schema):
+    """A figure's own block (no lines) as the server sends it, between a page's heading and
+    the next page: ALTO's Illustration, hOCR's ocr_photo, Markdown's comment."""
+    outputs = ocr_outputs(LINES, PAGES, WORDS)
+    outputs[contract.OCR_OUTPUT_LINE_BLOCK] = np.array([0, 0, 2, 3], np.int32)
+    outputs[contract.OCR_OUTPUT_BLOCK_POLYGONS] = np.array(
+        [box(10, 10, 200, 90), box(50, 300, 400, 600), box(20, 30, 220, 70), box(5, 6, 301, 50)],
+        np.float32,
+    )
+    outputs[contract.OCR_OUTPUT_BLOCK_PAGE] = np.array([0, 0, 2, 3], np.int32)
+    outputs[contract.OCR_OUTPUT_BLOCK_TYPE] = np.array(
+        [b"heading", b"figure", b"paragraph", b"caption"]
+    )
+    scan, _ = parse_ocr_outputs(outputs, 2, ["scan.pdf", None])
+    first = scan.pages[0]
+    assert [(b.type, len(b.lines)) for b in first.blocks] == [("heading", 2), ("figure", 0)]
+    root = etree.fromstring(scan.to_alto().encode("utf-8"))
+    schema.assertValid(root)
+    (picture,) = root.findall(f".//{ALTO}Illustration")
+    assert (picture.get("HPOS"), picture.get("VPOS"), picture.get("WIDTH")) == ("50", "300", "350")
+    assert picture.get("TAGREFS") == "type_figure"
+    assert "<div class='ocr_photo' id='photo_1_1' title='bbox 50 300 400 600'></div>" in (
+        scan.to_hocr()
+    )
+    markdown = scan.to_markdown()
+    heading = markdown.index(first.blocks[0].lines[-1].text)
+    assert heading < markdown.index("<!-- figure -->") < markdown.index("<!-- page 2 -->")

@@ -48,7 +48,7 @@ def test_hocr_is_xhtml_with_the_json_boxes_and_confidences():
     assert (
         "<meta name='ocr-capabilities' "
         "content='ocr_page ocr_carea ocr_par ocr_line ocr_header ocr_caption ocrx_word "
-        "ocr_table'/>" in hocr
+        "ocr_table ocr_photo'/>" in hocr
     )
     root = ET.fromstring(hocr)
     assert root.tag == f"{XHTML}html"

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.conftest import ROOT
 from tests.documents import make_pdf, make_tiff, pikepdf_pdf, text_page
 from tests.e2e.test_gateway import call, running_gateway
 from tests.samples import RULED_CELLS, layout_page, ruled_table
@@ -345,3 +346,17 @@ def test_the_page_says_what_each_block_is(browser, gateway, tmp_path):
     assert labels == ["header", "heading", "footer"]
     (heading,) = browser.find_elements(By.CSS_SELECTOR, '.lines li[data-type="heading"] button')
     assert heading.text == "Reading pages the way people do"
+
+
+def test_the_page_draws_the_figures_it_found(browser, gateway, tmp_path):
+    """A magazine page's photo: its box drawn over the page, and no line listed for it."""
+    from selenium.webdriver.common.by import By
+
+    path = tmp_path / "photo.png"
+    path.write_bytes((ROOT / "tests" / "data" / "layout" / "magazine_2col_photo.png").read_bytes())
+    upload(browser, gateway, path)
+    (page,) = drawn(browser)
+    assert page["loaded"] and page["covered"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "polygon.figure")) == 1
+    labels = [e.text.lower() for e in browser.find_elements(By.CSS_SELECTOR, ".lines .block-type")]
+    assert "figure" not in labels

@@ -64,7 +64,8 @@ function blocksOfLines(page) {
 
 function pageText(page) {
   if (!page.blocks || !page.blocks.length) return page.lines.map((l) => l.text).join("\n");
-  return page.blocks.map((b) => b.lines.map((l) => l.text).join("\n")).join("\n\n");
+  const read = page.blocks.filter((b) => b.lines.length);
+  return read.map((b) => b.lines.map((l) => l.text).join("\n")).join("\n\n");
 }
 
 function select(section, index, focus) {
@@ -115,6 +116,12 @@ function pageView(read, shown) {
   });
   const list = element("ol", { class: "lines", "aria-label": `Lines of page ${read.page}` });
   const { starts, types } = blocksOfLines(read);
+  for (const block of read.blocks || []) {
+    // a figure's own block (the picture; text read in it is in blocks of its own)
+    if (block.type === "figure" && !block.lines.length) {
+      svg.append(shape("polygon", { class: "figure", points: points(block.polygon) }));
+    }
+  }
   for (const table of read.tables || []) {
     svg.append(shape("polygon", { class: "table", points: points(table.polygon) }));
     for (const cell of table.cells) {
