@@ -20,6 +20,7 @@ from triton_ocr.postprocessing.page_orientation import QUARTER_TURNS, turn_score
 from triton_ocr.preprocessing.page_orientation import page_classifier_input
 from triton_ocr.settings import PageOrientation
 from triton_ocr.tools.evaluation.labels import load_samples, rotate_samples
+from triton_ocr.tools.evaluation.markdown import figure_scores, pictures
 from triton_ocr.tools.evaluation.metrics import normalize, reading_order_pairs, tokens
 from triton_ocr.tools.samples import Placed, Sample, render
 
@@ -205,6 +206,19 @@ def test_real_multi_column_scans_read_in_order(server, degrees):
     for sample, output in zip(samples, texts, strict=True):
         kept, pairs = reading_order_pairs([label.text for label in sample.cared], output)
         assert pairs > 1000 and kept / pairs >= 0.97, (sample.name, kept / pairs)
+
+
+@pytest.mark.parametrize("degrees", [0, 90])
+def test_the_photos_of_real_scans_are_figures_and_nothing_else_is(server, degrees):
+    """Two magazine pages' photos (one run off the page's edge) each a figure block of their
+    own with no text, boxed where they lie on the page as sent; the other scans none."""
+    samples = rotate_samples(load_samples(LAYOUT_SCANS), degrees)
+    assert sum(len(s.figures or ()) for s in samples) == 2
+    with OcrClient(server.grpc, "grpc") as client:
+        for sample in samples:
+            found = figure_scores(sample.figures, pictures(client.read_document(sample.read())))
+            labelled, right = found["figures"], found["figures_right"]
+            assert labelled[0] == labelled[1] and right[0] == right[1], (sample.name, found)
 
 
 def test_page_orientation_off_reads_the_page_as_sent(server):

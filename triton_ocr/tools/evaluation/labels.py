@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from triton_ocr.postprocessing.geometry import turned_back
+from triton_ocr.postprocessing.geometry import Box, box_of, quad_of, turned_back
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.settings import ImageLimits
 
@@ -44,6 +44,8 @@ class Sample:
     held_out: bool = True
     # the page's headings as labelled (None: not labelled), for the Markdown scores
     headings: tuple[str, ...] | None = None
+    # the page's figures (pictures) as labelled, boxes x0, y0, x1, y1 (None: not labelled)
+    figures: tuple[Box, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -100,6 +102,7 @@ def load_manifest(folder: Path) -> list[Sample]:
                 reading_order=ordered,
                 held_out=entry.get("held_out", True),
                 headings=tuple(entry["headings"]) if "headings" in entry else None,
+                figures=figures_of(entry),
             )
         )
     return samples
@@ -139,6 +142,15 @@ def load_icdar(folder: Path) -> list[Sample]:
     return samples
 
 
+def figures_of(entry: dict) -> tuple[Box, ...] | None:
+    """A manifest entry's labelled figures (`figures`: [[x0, y0, x1, y1], ...]), if any."""
+    if "figures" not in entry:
+        return None
+    return tuple(
+        (float(x0), float(y0), float(x1), float(y1)) for x0, y0, x1, y1 in entry["figures"]
+    )
+
+
 def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
     """The set as if every image had been photographed turned by `degrees` clockwise: tests
     orientation handling on the same labels (a general check, no new labels needed)."""
@@ -156,7 +168,10 @@ def rotate_samples(samples: list[Sample], degrees: int) -> list[Sample]:
             else dataclasses.replace(label, box=turned_back(label.box, degrees, (height, width)))
             for label in sample.labels
         )
-        turned.append(dataclasses.replace(sample, labels=labels, rotation=degrees))
+        figures = sample.figures and tuple(
+            box_of(turned_back(quad_of(box), degrees, (height, width))) for box in sample.figures
+        )
+        turned.append(dataclasses.replace(sample, labels=labels, rotation=degrees, figures=figures))
     return turned
 
 

@@ -8,7 +8,10 @@ defaults: running headers and footers left out), then
   where it aligns best, when at least ALIGNED similar);
 - **headings**: labelled headings found as Markdown headings (recall; a heading the Markdown
   split in two, one after the other, counts), and Markdown headings that are labelled ones or
-  parts of them (precision).
+  parts of them (precision);
+- **figures**, on pages labelled with them (`figures`, boxes): the picture blocks of the page
+  (a figure block with no text) matched one to one with labelled figures by their overlap, as
+  the detection scores match boxes, against the labelled (recall) and the found (precision).
 """
 
 from __future__ import annotations
@@ -18,14 +21,19 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from markdown_it import MarkdownIt
+from numpy.typing import NDArray
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
 from triton_ocr.client import OcrClient
+from triton_ocr.client.results import Document
+from triton_ocr.contract import BLOCK_FIGURE
+from triton_ocr.postprocessing.geometry import Box, quad_of
 
 from .labels import Sample
-from .metrics import normalize, ratio
+from .metrics import match_boxes, normalize, ratio
 
 ALIGNED = 80.0  # a label line is placed where it aligns at least this well (0-100)
 SAME_HEADING = 0.8  # normalised similarity at which a Markdown heading is a labelled one
@@ -99,7 +107,8 @@ def score_markdown(
     for sample in samples:
         if sample.headings is None:
             continue
-        markdown = client.read_document(sample.read(), **parameters).to_markdown()
+        document = client.read_document(sample.read(), **parameters)
+        markdown = document.to_markdown()
         truth = [label.text for label in sample.cared]
         text = normalize(shown_text(markdown))
         kept, pairs = order_pairs(truth, text)
@@ -113,16 +122,38 @@ def score_markdown(
                 "order": [kept, pairs],
                 "headings": [found, len(sample.headings)],
                 "markdown_headings": [right, len(headings)],
+                **figure_scores(sample.figures, pictures(document)),
             }
         )
     return rows
+
+
+def pictures(document: Document) -> list[NDArray[np.float32]]:
+    """The polygons of a document's figure blocks that hold no text (the pictures)."""
+    return [
+        np.asarray(block.polygon, np.float32)
+        for page in document.pages
+        for block in page.blocks
+        if block.type == BLOCK_FIGURE and not block.lines
+    ]
+
+
+def figure_scores(
+    labelled: Sequence[Box] | None, found: Sequence[NDArray[np.float32]]
+) -> dict[str, list[int]]:
+    """Labelled figures found and found figures labelled (one-to-one at metrics.MATCH_IOU);
+    nothing on a page whose figures are not labelled."""
+    if labelled is None:
+        return {}
+    matched = match_boxes(found, [quad_of(box) for box in labelled])
+    return {"figures": [matched, len(labelled)], "figures_right": [matched, len(found)]}
 
 
 def summary(rows: Sequence[dict]) -> dict[str, float | int | None]:
     """Pages, mean text similarity, pairs kept in order, heading recall and precision."""
 
     def total(key: str, k: int) -> int:
-        return sum(row[key][k] for row in rows)
+        return sum(row[key][k] for row in rows if key in row)
 
     return {
         "pages": len(rows),
@@ -130,6 +161,8 @@ def summary(rows: Sequence[dict]) -> dict[str, float | int | None]:
         "order": ratio(total("order", 0), total("order", 1)),
         "headings_recall": ratio(total("headings", 0), total("headings", 1)),
         "headings_precision": ratio(total("markdown_headings", 0), total("markdown_headings", 1)),
+        "figures_recall": ratio(total("figures", 0), total("figures", 1)),
+        "figures_precision": ratio(total("figures_right", 0), total("figures_right", 1)),
     }
 
 
@@ -145,11 +178,18 @@ def print_markdown(name: str, rows: Sequence[dict]) -> None:
     print(
         f"markdown ({name}): {s['pages']} pages, text {scores['text']}, order "
         f"{scores['order']}, headings found {scores['headings_recall']}, "
-        f"Markdown headings right {scores['headings_precision']}"
+        f"Markdown headings right {scores['headings_precision']}, figures found "
+        f"{scores['figures_recall']}, right {scores['figures_precision']}"
     )
     for row in rows:
         print(
             f"  {row['file']:45} text {row['text']:.3f} order {row['order'][0]}/{row['order'][1]} "
             f"headings {row['headings'][0]}/{row['headings'][1]} "
             f"right {row['markdown_headings'][0]}/{row['markdown_headings'][1]}"
+            + (
+                f" figures {row['figures'][0]}/{row['figures'][1]} "
+                f"right {row['figures_right'][0]}/{row['figures_right'][1]}"
+                if "figures" in row
+                else ""
+            )
         )
