@@ -9,7 +9,8 @@ photographed sheet's background lies beyond the paper there) and not across the 
 figure. Thin strokes alone (rules, a table's grid) are opened away.
 
 Pure OpenCV and numpy on the upright page, at a fixed small scale so that the cost does not
-grow with the page (docs/accuracy.md, "Figures").
+grow with the page (docs/accuracy.md, "Figures"); a PDF page read from its text layer is
+rendered at that scale alone for it.
 """
 
 from __future__ import annotations

@@ -99,6 +99,11 @@ class Pages:
         else None: the page is rendered or decoded and OCRed. Only PDF pages have one."""
         return None
 
+    def look(self, index: int, side: int, stop: Stop | None = None) -> NDArray[np.uint8]:
+        """Page `index` rendered small, its long side `side` pixels: a page read from its
+        text layer is looked at for its figures so, not rendered whole. PDF pages only."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Free what the pages hold (pdfium's document, Pillow's open file)."""
 
@@ -244,6 +249,12 @@ class PdfPages(Pages):
                 return read_text_layer(page, width, height, mode)
             except ValueError as exc:
                 raise ImageDecodeError(f"page {index + 1}: {exc}") from exc
+
+    def look(self, index: int, side: int, stop: Stop | None = None) -> NDArray[np.uint8]:
+        with self._loaded(index) as (page, width, height):
+            scale = side / max(width, height, 1)
+            small = (max(1, round(width * scale)), max(1, round(height * scale)))
+            return self._render(page, *small, stop or never, index)
 
     def page(self, index: int, stop: Stop | None = None) -> NDArray[np.uint8]:
         with self._loaded(index) as (page, width, height):

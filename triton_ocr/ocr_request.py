@@ -23,9 +23,11 @@ from triton_ocr.pipeline import (
     read_layer,
     read_page_async,
     with_block_types,
+    with_figures_on,
     with_layer,
     with_tables,
 )
+from triton_ocr.postprocessing.figures import SCALE_SIDE
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.runtime.pages import PageReader, PageTimeout, all_or_none
 from triton_ocr.settings import ManyImages, PipelineSettings
@@ -104,6 +106,8 @@ async def read_request(
                     )
                     if layer is not None and not layer.ocr_too:
                         texts = read_layer(layer, settings.blocks, word_boxes or tables)
+                        look = await reader.look(page, SCALE_SIDE, many.page_timeout_s)
+                        texts = with_figures_on(texts, look, layer.size)
                         if tables:  # ruled tables are found in the rendered page's pixels
                             image = await reader.page(page, many.page_timeout_s)
                             texts = with_tables(texts, image, word_boxes)

@@ -436,8 +436,9 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
         quads = turned_upright(texts.quads, texts.rotation, (size[1], size[0]))
         tables = upright_boxes([t.box for t in texts.tables], texts.rotation, size)
         figures = upright_boxes(texts.figures, texts.rotation, size)
-        page = PageText(texts.texts, quads, texts.line_block, float(height), tables, texts.fonts)
-        return dataclasses.replace(page, figures=figures)
+        return PageText(
+            texts.texts, quads, texts.line_block, float(height), tables, texts.fonts, figures
+        )
 
     found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])
     typed = []
@@ -454,6 +455,16 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
 def upright_boxes(boxes: Sequence[Box], rotation: int, size: tuple[int, int]) -> list[Box]:
     """Boxes on a page as sent (its size (width, height)) -> on the page turned upright."""
     return [box_of(turned_upright(quad_of(b), rotation, (size[1], size[0]))) for b in boxes]
+
+
+def with_figures_on(texts: Texts, look: Image, size: tuple[int, int]) -> Texts:
+    """A page read from its text layer, rendered `size` (width, height) -> its figures, found
+    on `look`, the page rendered small (postprocessing.figures.SCALE_SIDE on its long side)."""
+    scale = np.array([look.shape[1] / max(size[0], 1), look.shape[0] / max(size[1], 1)])
+    found = find_figures(look, (texts.quads * scale).astype(np.float32))
+    return texts.with_figures(
+        [(x0 / scale[0], y0 / scale[1], x1 / scale[0], y1 / scale[1]) for x0, y0, x1, y1 in found]
+    )
 
 
 def read_layer(layer: TextLayer, blocks: Blocks, word_boxes: bool) -> Texts:

@@ -168,6 +168,25 @@ def test_a_real_report_is_read_from_its_layers_characters_beyond_the_bmp_too(ser
     assert "\U000f0854" in document.pages[3].text
 
 
+def test_a_layer_pages_plate_of_photos_is_a_figure(server: Endpoints):
+    """A real handbook page read from its layer: its plate of five photos in a frame is looked
+    for on the page rendered small, and comes back as a figure block with no lines where it
+    lies at the request's DPI; the paper page beside it has none."""
+    from triton_ocr.tools.evaluation.markdown import figure_scores, pictures
+
+    handbook = (ROOT / "tests/data/born_digital/amt_handbook_sample.pdf").read_bytes()
+    paper = (ROOT / "tests/data/born_digital/2305.03393v1-pg9.pdf").read_bytes()
+    with OcrClient(server.grpc, "grpc") as client:
+        document = client.read_document(handbook)
+        plain_page = client.read_document(paper)
+        half = client.read_document(handbook, pdf_dpi=100)
+    assert document.pages[0].read_from == "layer"
+    plate = (190.0, 1470.0, 900.0, 1925.0)  # Figure 7-26's frame at 200 dpi
+    assert figure_scores([plate], pictures(document))["figures"] == [1, 1]
+    assert figure_scores([tuple(v / 2 for v in plate)], pictures(half))["figures"] == [1, 1]
+    assert pictures(plain_page) == []
+
+
 def test_word_boxes_fall_on_the_rendered_words(server: Endpoints):
     lines = (
         Placed("Invoice 2024-0917 total 318.40 EUR", (40, 40), 30, face="DejaVuSans.ttf"),

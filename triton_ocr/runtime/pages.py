@@ -37,6 +37,8 @@ class OpenedPages(Protocol):
 
     def text_layer(self, index: int, mode: str) -> Any: ...
 
+    def look(self, index: int, side: int, stop: Callable[[], bool] | None = None) -> np.ndarray: ...
+
     def close(self) -> None: ...
 
 
@@ -61,11 +63,24 @@ class PageReader:
 
     async def page(self, index: int, timeout_s: float) -> np.ndarray:
         """Page `index`, or PageTimeout after `timeout_s` (the page's render told to stop)."""
+        return await self._stoppable(
+            self.pages.page, (index,), timeout_s, "decoding or rendering it"
+        )
+
+    async def look(self, index: int, side: int, timeout_s: float) -> np.ndarray:
+        """Page `index` rendered with its long side `side` pixels (Pages.look), or
+        PageTimeout after `timeout_s` (the render told to stop)."""
+        return await self._stoppable(self.pages.look, (index, side), timeout_s, "rendering it")
+
+    async def _stoppable(
+        self, render: Callable[..., np.ndarray], args: tuple, timeout_s: float, doing: str
+    ) -> np.ndarray:
+        """`render(*args, stop)` in the item's thread, told to stop once nobody waits for it."""
         stop = threading.Event()
         self._stops.add(stop)
-        call = self._thread.submit(self.pages.page, index, stop.is_set)
+        call = self._thread.submit(render, *args, stop.is_set)
         try:
-            return await self._within(call, index, timeout_s, "decoding or rendering it")
+            return await self._within(call, args[0], timeout_s, doing)
         finally:
             stop.set()  # done, timed out or cancelled: in every case nobody waits any more
             self._stops.discard(stop)
