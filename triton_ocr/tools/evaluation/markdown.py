@@ -150,7 +150,8 @@ def figure_scores(
 
 
 def summary(rows: Sequence[dict]) -> dict[str, float | int | None]:
-    """Pages, mean text similarity, pairs kept in order, heading recall and precision."""
+    """Pages, mean text similarity, pairs kept in order, heading and figure recall and
+    precision."""
 
     def total(key: str, k: int) -> int:
         return sum(row[key][k] for row in rows if key in row)
