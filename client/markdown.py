@@ -20,6 +20,7 @@ import html
 import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,10 @@ LEVEL_STEP = 0.85  # a heading this much smaller than the largest of its level s
 # a block is running text when each row but its last spans this share of its width, and no
 # row has a gap wider than this many line heights between two of its lines
 PROSE_SHARE, COLUMN_GAP = 0.75, 1.5
+# ... or, set to a narrower measure beside a picture or an inset, spans at least this share,
+# holds this many words, and starts and ends within this share of a line height of the rows
+# next to it, in a run of at least this many rows so (justified text; a poem's lines are not)
+NARROW_SHARE, NARROW_WORDS, ALIGNED_EDGES, NARROW_RUN = 0.4, 3, 0.25, 3
 # a paragraph that ends without one of these and a next one that starts lower case are one
 # (running text going on in the next column)
 SENTENCE_ENDS = '.!?:;…"”’)]'
@@ -119,16 +124,38 @@ def row_gaps(row: Sequence[LineLike]) -> list[float]:
     ]
 
 
+def filled(rows: Sequence[Sequence[LineLike]]) -> list[bool]:
+    """Which rows of a block fill its measure: its width, or a narrower one that a run of rows
+    around them share (justified text set beside a picture)."""
+    left, right = x_range([line for row in rows for line in row])
+    edges = [x_range(row) for row in rows]
+    narrow = [
+        a1 - a0 >= NARROW_SHARE * (right - left)
+        and sum(len(line.text.split()) for line in row) >= NARROW_WORDS
+        for row, (a0, a1) in zip(rows, edges, strict=True)
+    ]
+    # runs of rows, each starting and ending where the one before does
+    run_of = list(range(len(rows)))
+    for k in range(1, len(rows)):
+        tolerance = ALIGNED_EDGES * line_height(rows[k][0].polygon)
+        (a0, a1), (b0, b1) = edges[k - 1], edges[k]
+        if narrow[k - 1] and narrow[k] and abs(a0 - b0) <= tolerance and abs(a1 - b1) <= tolerance:
+            run_of[k] = run_of[k - 1]
+    runs = Counter(run_of)
+    return [
+        a1 - a0 >= PROSE_SHARE * (right - left) or runs[run_of[k]] >= NARROW_RUN
+        for k, (a0, a1) in enumerate(edges)
+    ]
+
+
 def prose(block: Group) -> bool:
     """Whether a block is running text: no row set apart in columns (a price beside its item),
-    each row filling the block's width but the last. Else it is read row by row (a receipt,
-    an address, a list of figures)."""
+    each row filling the block's measure but the last (`filled`). Else it is read row by row
+    (a receipt, an address, a list of figures)."""
     rows = rows_of(block.lines)
     if any(gap > COLUMN_GAP for row in rows for gap in row_gaps(row)):
         return False
-    left, right = x_range(block.lines)
-    spans = [x_range(row)[1] - x_range(row)[0] for row in rows]
-    return all(span >= PROSE_SHARE * (right - left) for span in spans[:-1])
+    return all(filled(rows)[:-1])
 
 
 def shape(pages: Sequence[PageLike]) -> list[list[Shaped]]:
@@ -238,11 +265,11 @@ def paragraphs_of(block: Group) -> list[Group] | None:
     one going on in another column); None when the block is not so (a poem's short lines, an
     address)."""
     rows = rows_of(block.lines)
-    left, right = x_range(block.lines)
+    full = filled(rows)
     ends = [
         k + 1
         for k, row in enumerate(rows[:-1])
-        if x_range(row)[1] - x_range(row)[0] < PROSE_SHARE * (right - left)
+        if not full[k]
         and row[-1].text.rstrip()[-1:] in SENTENCE_ENDS
         and rows[k + 1][0].text.lstrip()[:1].isupper()
     ]

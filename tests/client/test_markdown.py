@@ -195,6 +195,27 @@ def test_paragraphs_one_under_another_without_a_gap_are_paragraphs():
     assert markdown.count("\\\n") == 3 and tokens(markdown).count("paragraph_open") == 1
 
 
+def test_text_set_narrower_beside_a_picture_is_still_a_paragraph():
+    """Justified rows set to a narrower measure beside a picture (a run of rows sharing their
+    edges) fill that measure: the block is running text, written as one paragraph."""
+    wide = ["Text above the picture runs", "the whole width of the column"]
+    narrow = [
+        "and then it runs beside it",
+        "in rows that share their",
+        "edges all the way down",
+        "to the picture's foot and",
+    ]
+    rows = [(t, 500) for t in wide] + [(t, 260) for t in narrow] + [("back to the width.", 300)]
+    wrapped = block(*(line(t, 50, 50 + 30 * k, w) for k, (t, w) in enumerate(rows)))
+    markdown = to_markdown(Document((page(wrapped),)))
+    assert markdown == " ".join(t for t, _ in rows) + "\n"
+    # two rows alike are no measure of their own: the same block with two narrow rows keeps
+    # its line breaks
+    rows = [(t, 500) for t in wide] + [(t, 260) for t in narrow[:2]] + [("back to the width.", 300)]
+    short = block(*(line(t, 50, 50 + 30 * k, w) for k, (t, w) in enumerate(rows)))
+    assert to_markdown(Document((page(short),))).count("\\\n") == 4
+
+
 def test_running_text_goes_on_in_the_next_column():
     left = text_block(["The first column ends in", "the middle of a"], 50, x=50, width=240)
     right = text_block(["sentence that the second", "column ends."], 50, x=320, width=240)
