@@ -80,6 +80,8 @@ class Texts:
     def with_figure_blocks(self, places: Sequence[int]) -> Texts:
         """Each figure as a block of type figure with no text, before the block at its place
         (postprocessing.figures.figure_places; the number of blocks: after the last)."""
+        if not self.figures:
+            return self
         blocks = len(self.block_quads)
         # figures before the block at their place, in their own order
         order = sorted(

@@ -29,7 +29,7 @@ from triton_ocr.contract import PDF_TEXT
 
 from .labels import manifest_entries
 from .markdown import headings_found, headings_of
-from .metrics import ratio
+from .metrics import pair_share, shown
 
 BORN_DIGITAL_SET = Path("tests/data/born_digital")
 LINE_END_HYPHEN = "\ufffe"
@@ -133,7 +133,6 @@ def summary(rows: Sequence[dict]) -> dict[str, dict]:
     found = {}
     for split in sorted({row["split"] for row in rows}):
         held = [row for row in rows if row["split"] == split]
-        labelled = [row for row in held if "headings" in row]
         pages = sum(row["pages"] for row in held)
         layer_s, ocr_s = sum(row["layer_s"] for row in held), sum(row["ocr_s"] for row in held)
         similarities = [s for row in held for s in row["ocr_similarity"]]
@@ -147,15 +146,10 @@ def summary(rows: Sequence[dict]) -> dict[str, dict]:
             "layer_pages_per_s": round(pages / layer_s, 2) if layer_s else None,
             "ocr_pages_per_s": round(pages / ocr_s, 2) if ocr_s else None,
             "times": round(ocr_s / layer_s, 1) if layer_s else None,
-            "headings_recall": labelled_share(labelled, "headings"),
-            "headings_precision": labelled_share(labelled, "markdown_headings"),
+            "headings_recall": pair_share(held, "headings"),
+            "headings_precision": pair_share(held, "markdown_headings"),
         }
     return found
-
-
-def labelled_share(rows: Sequence[dict], key: str) -> float | None:
-    """Of the rows' [hits, of] pairs under `key`: hits over all of them."""
-    return ratio(sum(row[key][0] for row in rows), sum(row[key][1] for row in rows))
 
 
 def print_pdfs(name: str, rows: Sequence[dict], left_out: int) -> None:
@@ -165,10 +159,6 @@ def print_pdfs(name: str, rows: Sequence[dict], left_out: int) -> None:
         f"{'split':8} {'pages':>5} {'layer':>5} {'exact':>5} {'chars':>5} {'OCR sim':>7} "
         f"{'layer p/s':>9} {'OCR p/s':>7} {'x':>6} {'headings':>8} {'right':>6}"
     )
-
-    def shown(value: float | None) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
     for split, s in summary(rows).items():
         print(
             f"{split:8} {s['pages']:5d} {s['from_layer']:5d} {s['exact']:5d} "

@@ -33,7 +33,7 @@ from triton_ocr.contract import BLOCK_FIGURE
 from triton_ocr.postprocessing.geometry import Box, quad_of
 
 from .labels import Sample
-from .metrics import match_boxes, normalize, ratio
+from .metrics import match_boxes, normalize, pair_share, shown
 
 ALIGNED = 80.0  # a label line is placed where it aligns at least this well (0-100)
 SAME_HEADING = 0.8  # normalised similarity at which a Markdown heading is a labelled one
@@ -152,18 +152,14 @@ def figure_scores(
 def summary(rows: Sequence[dict]) -> dict[str, float | int | None]:
     """Pages, mean text similarity, pairs kept in order, heading and figure recall and
     precision."""
-
-    def total(key: str, k: int) -> int:
-        return sum(row[key][k] for row in rows if key in row)
-
     return {
         "pages": len(rows),
         "text": round(sum(row["text"] for row in rows) / len(rows), 3) if rows else None,
-        "order": ratio(total("order", 0), total("order", 1)),
-        "headings_recall": ratio(total("headings", 0), total("headings", 1)),
-        "headings_precision": ratio(total("markdown_headings", 0), total("markdown_headings", 1)),
-        "figures_recall": ratio(total("figures", 0), total("figures", 1)),
-        "figures_precision": ratio(total("figures_right", 0), total("figures_right", 1)),
+        "order": pair_share(rows, "order"),
+        "headings_recall": pair_share(rows, "headings"),
+        "headings_precision": pair_share(rows, "markdown_headings"),
+        "figures_recall": pair_share(rows, "figures"),
+        "figures_precision": pair_share(rows, "figures_right"),
     }
 
 
@@ -171,10 +167,6 @@ def print_markdown(name: str, rows: Sequence[dict]) -> None:
     if not rows:
         return
     s = summary(rows)
-
-    def shown(value: float | None) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
     scores = {key: shown(value) for key, value in s.items() if key != "pages"}
     print(
         f"markdown ({name}): {s['pages']} pages, text {scores['text']}, order "

@@ -95,6 +95,18 @@ def ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def pair_share(rows: Sequence[dict], key: str) -> float | None:
+    """Of the rows' [hits, of] pairs under `key` (rows without it left out): all the hits
+    over all the of."""
+    held = [row[key] for row in rows if key in row]
+    return ratio(sum(hits for hits, _ in held), sum(of for _, of in held))
+
+
+def shown(value: float | None) -> str:
+    """A score as printed: three decimals, "-" where there is none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 def f1(precision: float | None, recall: float | None) -> float | None:
     if precision is None or recall is None:
         return None
