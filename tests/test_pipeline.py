@@ -47,8 +47,8 @@ def upright_page(looks: np.ndarray) -> np.ndarray:
 
 
 def dark_is_text(tensor: np.ndarray) -> list[np.ndarray]:
-    """A stand-in DB detector: probability 1 where the (normalised BGR) input is dark."""
-    return [(tensor.mean(axis=1, keepdims=True) < 0).astype(np.float32)]
+    """A stand-in DB detector: probability 1 where the page ([1, H, W, 3] BGR uint8) is dark."""
+    return [(tensor.mean(axis=3) < 128).astype(np.float32)[:, None]]
 
 
 def test_groups_are_sorted_by_width_and_results_return_in_crop_order():

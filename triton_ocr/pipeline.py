@@ -78,14 +78,15 @@ from triton_ocr.settings import (
 Image = NDArray[np.uint8]  # BGR, [H, W, 3]
 Floats = NDArray[np.float32]  # network inputs and outputs, polygons
 Classes = NDArray[np.int64]  # the recognizer's best class per step
-# detector input [1, ...] -> its output maps, in the order the detector config declares them
-Detect = Callable[[Floats], list[Floats]]
+# detector input (the resized page, [1, H, W, 3]) -> its output maps, in the order the
+# detector config declares them
+Detect = Callable[[Image], list[Floats]]
 # recognizer batches [n, C, H, W] -> (best class [n, T], best score [n, T]) for each batch;
 # all the batches of an image come at once so a caller may run them concurrently
 Recognize = Callable[[list[Floats]], list[tuple[Classes, Floats]]]
 # orientation classifier inputs [n, C, H, W] -> [n, 2] class probabilities for each
 Classify = Callable[[list[Floats]], list[Floats]]
-AsyncDetect = Callable[[Floats], Awaitable[list[Floats]]]
+AsyncDetect = Callable[[Image], Awaitable[list[Floats]]]
 AsyncRecognize = Callable[[list[Floats]], Awaitable[list[tuple[Classes, Floats]]]]
 AsyncClassify = Callable[[list[Floats]], Awaitable[list[Floats]]]
 # the page classifier's looks [n, C, H, W] -> [n, 4] probabilities of 0, 90, 180, 270 degrees
@@ -100,7 +101,7 @@ Out = TypeVar("Out")
 @dataclass(frozen=True)
 class Prepared:
     image: Image  # the decoded original (crops are cut from it)
-    detector_input: Floats | None  # None when no detection is needed
+    detector_input: Image | None  # [1, H, W, 3]; None when no detection is needed
 
 
 @dataclass(frozen=True)

@@ -50,20 +50,11 @@ class ImageLimits:
 
 @dataclasses.dataclass(frozen=True)
 class DetectorInput:
-    """Decoded image -> the detector's input tensor."""
+    """Decoded image -> the detector's input: the page resized (the detector's graph does the
+    rest, config/packs.py `Normalisation`)."""
 
     min_side_len: int  # short side scaled up to at least this
     max_side_len: int  # long side capped at this
-    channel_order: str  # "BGR" or "RGB": what the detector was trained on
-    layout: str  # "NCHW" or "NHWC"
-    scale: float  # input = (pixel * scale - mean) / std
-    mean: tuple[float, ...]
-    std: tuple[float, ...]
-
-    def __post_init__(self) -> None:
-        _check_choice("channel_order", self.channel_order, ("BGR", "RGB"))
-        _check_choice("layout", self.layout, ("NCHW", "NHWC"))
-        _check_length(("mean", "std"), (self.mean, self.std), 3)
 
 
 @dataclasses.dataclass(frozen=True)

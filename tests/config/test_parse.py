@@ -26,33 +26,37 @@ from triton_ocr.settings import (
 GOOD = {
     "min_side_len": {"string_value": "736"},
     "max_side_len": {"string_value": "2000"},
-    "channel_order": {"string_value": "BGR"},
-    "layout": {"string_value": "NCHW"},
-    "scale": {"string_value": "0.00392156862745098"},
-    "mean": {"string_value": "0.5, 0.5,0.5"},
-    "std": {"string_value": "[0.5, 0.5, 0.5]"},
     "max_image_pixels": {"string_value": "1000"},
     "max_image_bytes": {"string_value": "2000"},
+    "rec_height": {"string_value": "48"},
+    "rec_min_width": {"string_value": "320"},
+    "rec_max_width": {"string_value": "3200"},
+    "rec_width_bucket": {"string_value": "64"},
+    "rec_keep_aspect": {"string_value": "true"},
+    "rec_channels": {"string_value": "3"},
+    "rec_mean": {"string_value": "0.5, 0.5,0.5"},
+    "rec_std": {"string_value": "[0.5, 0.5, 0.5]"},
 }
+GROUPS = (ImageLimits, DetectorInput, RecognizerInput)
 
 
 def test_parse_typed_values():
-    limits, detector = parse_groups(GOOD, ImageLimits, DetectorInput)
-    assert detector.min_side_len == 736 and detector.mean == (0.5, 0.5, 0.5)
-    assert detector.std == (0.5, 0.5, 0.5) and limits.max_image_bytes == 2000
+    limits, detector, recognizer = parse_groups(GOOD, *GROUPS)
+    assert detector.min_side_len == 736 and recognizer.mean == (0.5, 0.5, 0.5)
+    assert recognizer.std == (0.5, 0.5, 0.5) and limits.max_image_bytes == 2000
 
 
 def test_missing_and_unknown_keys_are_errors():
-    partial = {k: v for k, v in GOOD.items() if k != "mean"}
-    with pytest.raises(ValueError, match=r"missing \['mean'\]"):
-        parse_groups(partial, ImageLimits, DetectorInput)
-    with pytest.raises(ValueError, match=r"unknown parameters \['mena'\]"):
-        parse_groups({**GOOD, "mena": {"string_value": "1"}}, ImageLimits, DetectorInput)
+    partial = {k: v for k, v in GOOD.items() if k != "max_side_len"}
+    with pytest.raises(ValueError, match=r"missing \['max_side_len'\]"):
+        parse_groups(partial, *GROUPS)
+    with pytest.raises(ValueError, match=r"unknown parameters \['mean'\]"):
+        parse_groups({**GOOD, "mean": {"string_value": "1"}}, *GROUPS)
 
 
 def test_wrong_types_are_errors():
     with pytest.raises(ValueError, match="min_side_len"):
-        parse_groups({**GOOD, "min_side_len": {"string_value": "x"}}, ImageLimits, DetectorInput)
+        parse_groups({**GOOD, "min_side_len": {"string_value": "x"}}, *GROUPS)
 
 
 def test_prefixed_keys_fill_plain_fields():

@@ -127,10 +127,10 @@ def test_values_inside_the_ranges_never_fail_the_pipeline(pack, data):
         maps = dark_is_text(tensor)
         if settings_.lines.detector == "db":
             return maps
-        # EAST: a score map and a geometry map of quarter size
-        score = maps[0][:, :, ::4, ::4]
-        geometry = np.full((1, 5, *score.shape[2:]), 4.0, np.float32)
-        geometry[:, 4] = 0.0
+        # EAST: NHWC score and geometry maps of quarter size
+        score = maps[0][0, 0, ::4, ::4][None, ..., None]
+        geometry = np.full((*score.shape[:3], 5), 4.0, np.float32)
+        geometry[..., 4] = 0.0
         return [score, geometry]
 
     found = read_image(SAMPLE, settings_, detect, recognize, upright, upright_page)

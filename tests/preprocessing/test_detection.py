@@ -3,7 +3,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from triton_ocr.preprocessing.detection import detection_input, detection_size, normalize
+from triton_ocr.preprocessing.detection import detection_input, detection_size
 from triton_ocr.settings import DetectorInput
 
 
@@ -33,59 +33,20 @@ def test_detection_size_rejects_empty():
         detection_size(0, 10, 736, 2000)
 
 
-PPOCR = DetectorInput(
-    min_side_len=736,
-    max_side_len=2000,
-    channel_order="BGR",
-    layout="NCHW",
-    scale=1 / 255,
-    mean=(0.5, 0.5, 0.5),
-    std=(0.5, 0.5, 0.5),
-)
-EAST = dataclasses.replace(
-    PPOCR,
-    channel_order="RGB",
-    layout="NHWC",
-    scale=1.0,
-    mean=(123.68, 116.78, 103.94),
-    std=(1, 1, 1),
-)
+PPOCR = DetectorInput(min_side_len=736, max_side_len=2000)
 
 
-def test_normalize_values():
-    image = np.zeros((2, 3, 3), np.uint8)
-    image[..., 0] = 255
-    out = normalize(image, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), scale=1 / 255)
-    assert out.shape == (2, 3, 3) and out.dtype == np.float32
-    assert np.allclose(out[..., 0], 1.0) and np.allclose(out[..., 1:], -1.0)
-
-
-def test_normalize_in_place_equals_the_plain_formula_to_the_bit():
-    image = np.random.default_rng(0).integers(0, 256, (37, 53, 3), dtype=np.uint8)
-    mean, std = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
-    plain = (image.astype(np.float32) * np.float32(1 / 255) - np.float32(mean)) / np.float32(std)
-    assert np.array_equal(normalize(image, mean, std, 1 / 255), plain)
-    chw = normalize(image, mean, std, 1 / 255, channels_first=True)
-    assert chw.flags.c_contiguous and np.array_equal(chw, plain.transpose(2, 0, 1))
-
-
-def test_detection_input_nchw_bgr():
+def test_detection_input_is_the_page_resized_as_bgr_uint8():
     image = np.zeros((300, 500, 3), np.uint8)
     image[..., 0] = 255  # blue in BGR
+    image[:150, :, 2] = 99
     out = detection_input(image, PPOCR)
-    assert out.shape == (1, 3, 736, 1216) and out.flags.c_contiguous
-    assert np.allclose(out[0, 0], 1.0) and np.allclose(out[0, 2], -1.0)
+    assert out.shape == (1, 736, 1216, 3) and out.dtype == np.uint8 and out.flags.c_contiguous
+    assert (out[0, ..., 0] == 255).all() and (out[0, ..., 1] == 0).all()
+    assert out[0, 10, 10, 2] == 99 and out[0, -10, 10, 2] == 0  # not flipped or turned
 
 
-def test_detection_input_nhwc_rgb_mean_subtraction():
-    image = np.zeros((300, 500, 3), np.uint8)
-    image[..., 2] = 200  # red in BGR
-    out = detection_input(image, EAST)
-    assert out.shape == (1, 736, 1216, 3)
-    assert np.allclose(out[0, ..., 0], 200 - 123.68, atol=1e-3)  # red first after BGR -> RGB
-    assert np.allclose(out[0, ..., 2], -103.94, atol=1e-3)
-
-
-def test_invalid_layout_is_a_load_time_error():
-    with pytest.raises(ValueError, match="layout"):
-        dataclasses.replace(PPOCR, layout="CHWN")
+def test_detection_input_follows_the_size_settings():
+    small = dataclasses.replace(PPOCR, min_side_len=32, max_side_len=320)
+    out = detection_input(np.zeros((300, 500, 3), np.uint8), small)
+    assert out.shape == (1, 192, 320, 3)

