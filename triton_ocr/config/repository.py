@@ -18,6 +18,7 @@ from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
+from triton_ocr.config.onnx_file import read_onnx_file
 from triton_ocr.config.packs import DEFAULT_PACK, check_pack, config_path
 from triton_ocr.config.parse import config_parameters, parse_groups, raw_parameters
 from triton_ocr.postprocessing.alphabet import alphabet_from_metadata
@@ -235,21 +236,16 @@ class Repository:
 
     def alphabet(self, source: AlphabetSource) -> list[str]:
         """The recognizer's class list, from its ONNX file's metadata (one source of truth)."""
-        import onnxruntime as ort  # only needed at load time
-
         path = self.model_file(contract.TEXT_RECOGNITION)
         if not path.is_file():
             raise FileNotFoundError(f"no {path} (run `triton-ocr export {self.pack}`)")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        metadata = session.get_modelmeta().custom_metadata_map
+        found = read_onnx_file(path)
         key = source.alphabet_metadata_key
-        if key not in metadata:
+        if key not in found.metadata:
             raise ValueError(f"{path} has no metadata key {key!r} holding the alphabet")
-        alphabet = alphabet_from_metadata(metadata[key], append_space=source.append_space)
-        classes = session.get_outputs()[0].shape[-1]
-        if isinstance(classes, int) and classes != len(alphabet):
+        alphabet = alphabet_from_metadata(found.metadata[key], append_space=source.append_space)
+        classes = found.outputs[0][-1] if found.outputs and found.outputs[0] else None
+        if classes is not None and classes != len(alphabet):
             raise ValueError(
                 f"{path} outputs {classes} classes but its alphabet has {len(alphabet)}"
             )
