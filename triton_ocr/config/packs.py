@@ -174,6 +174,13 @@ OPENVINO_FP32 = Param(
     'scores\n(docs/benchmarks.md, "Which runtime for which network: `triton-ocr '
     'bench-networks`")',
 )
+# every network: inputs change shape from call to call (pages, crop widths, one look or four)
+NO_MEMORY_PATTERN = Param(
+    "enable_mem_pattern",
+    "0",
+    "inputs change shape from request to request: ONNX Runtime would keep a memory pattern per\n"
+    'shape, memory held for no speed (docs/benchmarks.md, "Where the memory goes")',
+)
 RESIZE_NOTE = (
     "RapidOCR's resize: short side up to min_side_len, long side capped, sides multiples of 32"
 )
