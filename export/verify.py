@@ -231,9 +231,9 @@ def inference_problems(session, repository: Path, pack: str, model: str, config,
 
 
 def alphabet_problems(session, repository: Path, pack: str, config, where: str) -> list[str]:
-    """The recognizer's metadata must hold its class list where recognition_postprocessing
+    """The recognizer's metadata must hold its class list where grouped_recognition
     reads it (Repository.alphabet, at load), one class per class of its first output."""
-    source = Repository(repository, pack).step(contract.RECOGNITION_POSTPROCESSING)[AlphabetSource]
+    source = Repository(repository, pack).step(contract.GROUPED_RECOGNITION)[AlphabetSource]
     key = source.alphabet_metadata_key
     metadata = session.get_modelmeta().custom_metadata_map
     if key not in metadata:

@@ -22,10 +22,9 @@ DETECTION_PREPROCESSING = "detection_preprocessing"  # also holds the decode lim
 PAGE_ORIENTATION = "page_orientation"  # the 0/90/180/270-degree page classifier, every pack's
 TEXT_DETECTION = "text_detection"
 DETECTION_POSTPROCESSING = "detection_postprocessing"
-GROUPED_RECOGNITION = "grouped_recognition"
+GROUPED_RECOGNITION = "grouped_recognition"  # rows -> texts, the ensemble's last step
 TEXT_ORIENTATION = "text_orientation"  # the 0/180-degree classifier, shared by every pack
 TEXT_RECOGNITION = "text_recognition"
-RECOGNITION_POSTPROCESSING = "recognition_postprocessing"
 ENSEMBLE_MODEL = "ensemble_model"
 OCR_MODEL = "ocr"
 MODELS = (
@@ -36,7 +35,6 @@ MODELS = (
     GROUPED_RECOGNITION,
     TEXT_ORIENTATION,
     TEXT_RECOGNITION,
-    RECOGNITION_POSTPROCESSING,
     ENSEMBLE_MODEL,
     OCR_MODEL,
 )

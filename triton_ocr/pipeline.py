@@ -7,7 +7,7 @@
                                                  recognizer rows
     recognize_rows   grouped_recognition         rows -> best path per crop (groups of similar
                                                  width, upside-down rows turned back first)
-    read_lines       recognition_postprocessing  best path, boxes -> texts
+      read_lines                                 best path, boxes -> texts
     with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
     find_figures     (`ocr` only)                upright page, texts -> its pictures
     with_block_types (`ocr` only)                a document's pages' texts -> each block's type

@@ -80,7 +80,6 @@ def test_a_new_pack_is_generated_from_its_entry_alone(monkeypatch, tmp_path):
     named = (
         contract.DETECTION_PREPROCESSING,
         contract.GROUPED_RECOGNITION,
-        contract.RECOGNITION_POSTPROCESSING,
         contract.OCR_MODEL,
     )
     for model in named:  # the steps that read their pack's other configs

@@ -327,7 +327,7 @@ def test_each_language_listed_for_a_pack_is_in_its_alphabet(repository, pack):
     """PACK_LANGUAGES claims no language whose letters the pack's recognizer lacks."""
     export_ppocr(repository, pack)  # the default pack is there already; ppocr maybe not yet
     repo = Repository(repository, pack)
-    alphabet = set(repo.alphabet(repo.step(contract.RECOGNITION_POSTPROCESSING)[AlphabetSource]))
+    alphabet = set(repo.alphabet(repo.step(contract.GROUPED_RECOGNITION)[AlphabetSource]))
     missing = {
         language: "".join(letter for letter in LETTERS[language] if letter not in alphabet)
         for language in plugin.PACK_LANGUAGES[pack]

@@ -27,7 +27,7 @@ GUIDE_CLIENT = Path(__file__).parents[1] / "e2e" / "guide_part5_client.py"
 
 @pytest.fixture(scope="module")
 def server(east_str_repository, tmp_path_factory):
-    config = east_str_repository / "recognition_postprocessing" / "configs" / "east-str.pbtxt"
+    config = east_str_repository / "grouped_recognition" / "configs" / "east-str.pbtxt"
     text = config.read_text()
     config.write_text(re.sub(r'("text_score" value: \{ string_value: )"[0-9.]+"', r'\1"0"', text))
     http, grpc, metrics = free_ports(3)

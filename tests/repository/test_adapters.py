@@ -132,11 +132,11 @@ def test_the_ensemble_admits_up_to_its_bound_and_its_last_step_frees_a_place(ada
     assert code == "UNAVAILABLE" and "overloaded" in message and "at once (2)" in message
     assert first.shed.value == 1 and first.shed.labels == {"model": "ensemble_model"}
 
-    last = load_model("recognition_postprocessing", adapter)
-    names = [t["name"] for t in config_dict("recognition_postprocessing")["input"]]
+    last = load_model("grouped_recognition", adapter)
+    names = [t["name"] for t in config_dict("grouped_recognition")["input"]]
     token = responses[0].output_tensors[-1].as_numpy()
-    nothing_read = [np.zeros((1, 4), np.int64), np.zeros((1, 4), np.float32)]
-    inputs = [*nothing_read, np.zeros((0, 4, 2), np.float32), np.zeros(1, np.int32), token]
+    no_crops = [np.zeros((0, 3, 48, 320), np.float32), np.zeros(0, np.int32), np.zeros(0, np.int32)]
+    inputs = [*no_crops, np.zeros((0, 4, 2), np.float32), np.zeros(1, np.int32), token]
     (answer,) = last.execute([fake_pb_utils.Request(dict(zip(names, inputs, strict=True)))])
     assert error_of(answer) is None
     assert wait_until(lambda: first.gate.in_flight() == 1)  # told over the gate's socket

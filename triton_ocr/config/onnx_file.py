@@ -1,7 +1,7 @@
 """What a served ONNX file says about itself, read without a runtime: its metadata and its
 outputs' shapes.
 
-The steps that only need the recognizer's alphabet (`ocr`, recognition_postprocessing) used to
+The steps that only need the recognizer's alphabet (`ocr`, grouped_recognition) used to
 open the file in an ONNX Runtime session for it, which left ~17 MiB more in each of their stub
 processes for as long as they ran (docs/benchmarks.md, "Where the memory goes"). protobuf
 (tritonclient's gRPC dependency) reads the few fields of onnx.proto declared here; everything

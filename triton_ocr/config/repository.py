@@ -47,8 +47,7 @@ from triton_ocr.settings import (
 @dataclasses.dataclass(frozen=True)
 class Pack:
     """Which config variant a Python model's config belongs to: a model that reads other
-    models' configs (`ocr`, detection_preprocessing, grouped_recognition,
-    recognition_postprocessing) reads this pack's."""
+    models' configs (`ocr`, detection_preprocessing, grouped_recognition) reads this pack's."""
 
     pack: str
 
@@ -80,8 +79,7 @@ class Admission:
 STEP_SETTINGS: dict[str, tuple[type, ...]] = {
     contract.DETECTION_PREPROCESSING: (Pack, ImageLimits, DetectorInput, PageOrientation),
     contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput, Blocks),
-    contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls),
-    contract.RECOGNITION_POSTPROCESSING: (Pack, TextFilter, AlphabetSource),
+    contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls, TextFilter, AlphabetSource),
     contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes, Tables),
 }
 
@@ -275,8 +273,7 @@ class Repository:
         blocks, boxes = located[Blocks], located[Boxes]
         grouped = self.step(contract.GROUPED_RECOGNITION)
         grouping, orientation = grouped[Grouping], grouped[Orientation]
-        last = self.step(contract.RECOGNITION_POSTPROCESSING)
-        text_filter, source = last[TextFilter], last[AlphabetSource]
+        text_filter, source = grouped[TextFilter], grouped[AlphabetSource]
         whole = self.step(contract.OCR_MODEL)
         documents, words, tables = whole[Documents], whole[WordBoxes], whole[Tables]
         self.check_group_size(grouping)

@@ -4,7 +4,7 @@ Triton 2.51 bounds the queue in front of a model, not the work inside an ensembl
 step clears a request in a fraction of the time the networks after it take, so under load the
 requests pile up in the later steps' queues, where no policy refuses them. So the first step
 (detection_preprocessing) holds a gate: it admits a request only while fewer than
-`max_in_flight` are between it and the last step (recognition_postprocessing), and refuses the
+`max_in_flight` are between it and the last step (grouped_recognition), and refuses the
 rest at once as overloaded, before any work is spent on them. The last step tells the gate a
 request is done with one datagram to the gate's socket, named by the token the first step hands
 down the ensemble. Linux abstract sockets: nothing on disk, gone with the process.

@@ -127,7 +127,6 @@ def placements(cores: int) -> dict[str, Placement]:
         contract.DETECTION_PREPROCESSING: Placement(light),
         contract.DETECTION_POSTPROCESSING: Placement(light),
         contract.GROUPED_RECOGNITION: Placement(light),
-        contract.RECOGNITION_POSTPROCESSING: Placement(light),
     }
 
 
