@@ -2,7 +2,7 @@
 outputs' shapes.
 
 The steps that only need the recognizer's alphabet (`ocr`, grouped_recognition) used to
-open the file in an ONNX Runtime session for it, which left ~17 MiB more in each of their stub
+open the file in an ONNX Runtime session for it, which left ~20 MiB more in each of their stub
 processes for as long as they ran (docs/benchmarks.md, "Where the memory goes"). protobuf
 (tritonclient's gRPC dependency) reads the few fields of onnx.proto declared here; everything
 else, the weights included, is skipped.
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
 
 # (message, [(field, number, type, repeated, message type)]) of onnx.proto (proto2), only the
 # fields read here: ModelProto.graph and .metadata_props, GraphProto.output, and a value's shape
@@ -75,7 +76,7 @@ def read_onnx_file(path: Path) -> OnnxFile:
     """`path`'s metadata and output shapes; ValueError if it is not an ONNX model."""
     try:
         model = _model_class().FromString(Path(path).read_bytes())
-    except Exception as error:  # protobuf's DecodeError, by whichever implementation
+    except DecodeError as error:
         raise ValueError(f"{path} is not an ONNX model: {error}") from error
     outputs = tuple(
         tuple(
