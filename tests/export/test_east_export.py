@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
 from tests.conftest import REPOSITORY
+from triton_ocr.config.packs import pack_named
 from triton_ocr.config.repository import Repository
+from triton_ocr.export.detector_input import takes_page_image
 from triton_ocr.export.east import GEOMETRY, INPUT, SCORES, export_east
 
 
@@ -17,9 +20,13 @@ def east_onnx(tmp_path_factory, standin_files):
 
 
 def test_names_match_the_config(east_onnx):
+    """The converted graph's outputs are the config's; its input is the one the page input is
+    written in front of (export/detector_input.py), which the config names."""
     session = ort.InferenceSession(str(east_onnx), providers=["CPUExecutionProvider"])
     config = Repository(REPOSITORY, "east-str").config("text_detection")
-    assert [i.name for i in session.get_inputs()] == [INPUT] == [t.name for t in config.input]
+    assert [i.name for i in session.get_inputs()] == [INPUT]
+    served = takes_page_image(onnx.load_model(east_onnx), pack_named("east-str").normalisation)
+    assert [i.name for i in served.graph.input] == [t.name for t in config.input]
     assert [o.name for o in session.get_outputs()] == [SCORES, GEOMETRY]
     assert [t.name for t in config.output] == [SCORES, GEOMETRY]
 

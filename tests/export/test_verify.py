@@ -23,17 +23,19 @@ INPUT, (OUTPUT,) = Repository(REPOSITORY).detector_tensors()
 
 def detector(
     *,
-    input_type: int = TensorProto.FLOAT,
+    input_type: int = TensorProto.UINT8,
     output_name: str = OUTPUT,
     channels: int = 1,
     extra_axis: bool = False,
     declared: list | None = None,
 ) -> onnx.ModelProto:
-    """x [N, 3, H, W] -> mean over channels, repeated `channels` times -> sigmoid: [N, c, H, W]
-    (with `extra_axis`, [1, N, c, H, W]); `declared` overrides the output shape the file states."""
+    """the page [N, H, W, 3] -> mean over channels, repeated `channels` times -> sigmoid:
+    [N, c, H, W] (with `extra_axis`, [1, N, c, H, W]); `declared` overrides the output shape the
+    file states."""
     nodes = [
-        helper.make_node("Cast", ["x"], ["x32"], to=TensorProto.FLOAT),
-        helper.make_node("ReduceMean", ["x32"], ["mean"], axes=[1], keepdims=1),
+        helper.make_node("Cast", [INPUT], ["x32"], to=TensorProto.FLOAT),
+        helper.make_node("Transpose", ["x32"], ["nchw"], perm=[0, 3, 1, 2]),
+        helper.make_node("ReduceMean", ["nchw"], ["mean"], axes=[1], keepdims=1),
         helper.make_node("Concat", ["mean"] * channels, ["means"], axis=1),
         helper.make_node("Sigmoid", ["means"], ["score"]),
     ]
@@ -48,7 +50,7 @@ def detector(
     graph = helper.make_graph(
         nodes,
         "detector",
-        [helper.make_tensor_value_info(INPUT, input_type, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info(INPUT, input_type, ["n", "h", "w", 3])],
         [helper.make_tensor_value_info(output_name, TensorProto.FLOAT, declared or shape)],
         initializers,
     )
@@ -83,7 +85,7 @@ def test_a_file_that_fits_has_no_problems(repository):
         (detector(output_name="scores"), f"output '{OUTPUT}' is not in the file"),
         (
             detector(input_type=TensorProto.DOUBLE),
-            "input 'x' is TYPE_FP64 in the file, TYPE_FP32 in the config",
+            f"input '{INPUT}' is TYPE_FP64 in the file, TYPE_UINT8 in the config",
         ),
         (
             detector(channels=2),
