@@ -42,3 +42,19 @@ def test_the_floor_times_its_stages_in_a_row_of_its_own(repository):
         assert worker.stages[stage] > 0, stage
     assert sum(worker.stages.values()) <= staged.wall
     assert floor.stages == {}  # the plain row is not timed by stage
+
+
+def test_the_tutorials_design_reads_through_the_two_network_calls(repository, server):
+    """Row C: the client prepares the page and decodes, Triton runs the detector on the page
+    (uint8) and the recognizer on the rows (float32)."""
+    from triton_ocr.config.repository import Repository
+    from triton_ocr.tools.bench.readers import tutorial_reader
+    from triton_ocr.tools.samples import Placed
+
+    lines = ("Invoice 2024-0917 total 318.40 EUR", "Delivered to the north gate")
+    sample = render(
+        tuple(Placed(t, (40, 40 + 80 * i), 30, face="DejaVuSans.ttf") for i, t in enumerate(lines))
+    )
+    found = Repository(repository)
+    texts = tutorial_reader(server.grpc, found, found.pipeline_settings())(sample.png)
+    assert list(texts.texts) == list(lines)

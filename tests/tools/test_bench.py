@@ -194,14 +194,14 @@ model name\t: Intel(R) Xeon(R) Processor
 stepping\t: 8
 physical id\t: 0
 core id\t\t: 0
-flags\t\t: fpu sse2 avx avx2 avx512f avx512_vnni avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
+flags\t\t: fpu avx2 avx512f avx512_vnni avx512_bf16 avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
 
 processor\t: 1
 vendor_id\t: GenuineIntel
 model name\t: Intel(R) Xeon(R) Processor
 physical id\t: 0
 core id\t\t: 1
-flags\t\t: fpu sse2 avx avx2 avx512f avx512_vnni avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
+flags\t\t: fpu avx2 avx512f avx512_vnni avx512_bf16 avx_vnni amx_bf16 amx_tile amx_int8 hypervisor
 """
 EPYC = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -231,7 +231,7 @@ def test_the_cpu_record_names_the_model_its_flags_and_cores():
     assert intel["physical_cores"] == 2 and intel["logical_cpus"] == 2 and intel["hypervisor"]
     assert cpu_label(intel) == (
         "Intel(R) Xeon(R) Processor (GenuineIntel, family 6, model 143, a VM), 2 cores, "
-        "2 logical CPUs; avx2 avx512f avx512_vnni avx_vnni amx_tile amx_bf16 amx_int8"
+        "2 logical CPUs; avx2 avx512f avx512_vnni avx512_bf16 avx_vnni amx_tile amx_bf16 amx_int8"
     )
 
     # two logical CPUs on one core (SMT siblings); the process may use one of them

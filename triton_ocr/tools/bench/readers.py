@@ -83,6 +83,7 @@ def floor_reader(
 def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings) -> ReadOne:
     """Part-1 design: the client prepares and decodes, Triton only runs the two networks."""
     import tritonclient.grpc as grpcclient
+    from tritonclient.utils import np_to_triton_dtype
 
     client = grpcclient.InferenceServerClient(url)
     detector_input, detector_outputs = repository.detector_tensors()
@@ -90,7 +91,8 @@ def tutorial_reader(url: str, repository: Repository, settings: PipelineSettings
     limit = repository.config(contract.TEXT_RECOGNITION).max_batch_size or 1_000_000
 
     def infer(model: str, name: str, array: np.ndarray, outputs: list[str]) -> list[np.ndarray]:
-        tensor = grpcclient.InferInput(name, list(array.shape), "FP32")
+        # the detector takes the page as uint8, the recognizer its rows as float32
+        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
         tensor.set_data_from_numpy(array)
         wanted = [grpcclient.InferRequestedOutput(n) for n in outputs]
         result = client.infer(model, [tensor], outputs=wanted)

@@ -16,9 +16,18 @@ from triton_ocr.serving.layout import apply, available_cores, describe, openvino
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
-# the instruction sets the runtimes' CPU kernels pick from (OpenVINO's and oneDNN's int8/bf16
-# paths want VNNI or AMX; without them its lead over onnxruntime shrinks)
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8")
+# the instruction sets the runtimes' CPU kernels pick from (OpenVINO's int8 paths want VNNI or
+# AMX, its BF16 ones AVX-512 BF16 or AMX; without them its lead over onnxruntime shrinks)
+CPU_FLAGS = (
+    "avx2",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx_vnni",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+)
 
 
 def cpu_record(cpuinfo: str, logical: int | None = None, affinity: int | None = None) -> dict:
