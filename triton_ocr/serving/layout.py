@@ -7,9 +7,10 @@ cores this process may use (its CPU affinity, held to a cgroup CPU quota), and p
 there; the same flags then serve the wheel's binary and the NGC container's. A network's
 instances times its threads never exceed the cores, so no runtime oversubscribes them: on 2
 cores the layout is the committed one; on 16, the detector runs 4 instances of 4 threads and
-the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). The networks
-whose configs name the `openvino` CPU accelerator keep it only on a CPU with AVX-512; on an
-AVX2-only CPU they run on ONNX Runtime's CPU provider, which is ahead there (same section).
+the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). A network
+whose config names the `openvino` CPU accelerator keeps it only on a CPU where OpenVINO was
+measured ahead for that network (OPENVINO_NEEDS); elsewhere it runs on ONNX Runtime's CPU
+provider (docs/benchmarks.md, "Which runtime, by CPU").
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ MAX_INSTANCES = 8
 # The ensemble's Python steps and the classifiers are light: one instance per this many cores.
 CORES_PER_LIGHT_INSTANCE = 4
 CORES_PER_CLASSIFIER = 8
+# The instruction set a network needs for OpenVINO's CPU plugin to beat ONNX Runtime's CPU
+# provider in the server (docs/benchmarks.md, "Which runtime, by CPU"): the detector's large
+# convolutions gain from AVX-512 (BF16 where the CPU has it); the recognizer's small runs of
+# ever-new shapes only from AMX's BF16 tiles (on AVX-512 BF16 without AMX it fell behind).
+OPENVINO_NEEDS = {contract.TEXT_DETECTION: "avx512f", contract.TEXT_RECOGNITION: "amx_bf16"}
 
 
 @dataclass(frozen=True)
@@ -93,13 +99,10 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
-def openvino_pays(flags: frozenset[str] | None = None) -> bool:
-    """Whether networks keep the `openvino` CPU accelerator their configs name (`flags`: this
-    CPU's when None). OpenVINO's CPU plugin was measured ahead on an AVX-512 CPU with AMX (its
-    BF16 and AMX paths need AVX-512); on an AVX2-only one ONNX Runtime's CPU provider was ahead for
-    every network, most of all on a shape OpenVINO has not compiled yet, which real traffic
-    brings."""
-    return "avx512f" in (cpu_flags() if flags is None else flags)
+def openvino_pays(model: str, flags: frozenset[str]) -> bool:
+    """Whether `model` keeps the `openvino` CPU accelerator its config names on a CPU with
+    `flags` (OPENVINO_NEEDS; a network not listed there never does)."""
+    return model in OPENVINO_NEEDS and OPENVINO_NEEDS[model] in flags
 
 
 def placements(cores: int) -> dict[str, Placement]:
@@ -130,22 +133,25 @@ def placements(cores: int) -> dict[str, Placement]:
     }
 
 
-def describe(cores: int, openvino: bool) -> str:
+def describe(cores: int, flags: frozenset[str]) -> str:
     """One line for the start-up log: instances, or instances x threads for a network, and
-    the networks' CPU runtime."""
+    which networks may keep OpenVINO on a CPU with `flags`."""
     parts = ", ".join(f"{model} {placement}" for model, placement in placements(cores).items())
+    kept = [model for model in OPENVINO_NEEDS if openvino_pays(model, flags)]
     runtime = (
-        "networks on the runtimes their configs name"
-        if openvino
+        f"OpenVINO kept for {', '.join(kept)} where configs name it, ONNX Runtime's CPU "
+        "provider for the rest"
+        if kept
         else "networks on ONNX Runtime's CPU provider (no AVX-512: OpenVINO is behind here)"
     )
     return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}"
 
 
-def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
-    """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
-    its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container."""
-    if openvino:
+def fit_runtime(config: model_config_pb2.ModelConfig, flags: frozenset[str]) -> None:
+    """Drop the `openvino` CPU accelerator from a config where it does not pay on a CPU with
+    `flags` (openvino_pays): its CPU instances then run on ONNX Runtime's own CPU provider,
+    here and in the container."""
+    if openvino_pays(config.name, flags):
         return
     accelerators = config.optimization.execution_accelerators
     kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]
@@ -157,10 +163,12 @@ def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
         config.ClearField("optimization")  # no empty `optimization { }` left in the served file
 
 
-def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: bool) -> None:
+def apply(
+    config: model_config_pb2.ModelConfig, placement: Placement, flags: frozenset[str]
+) -> None:
     """Set `placement` on a config: the counts of its CPU instance groups (KIND_AUTO runs on the
-    CPU where no GPU is), a network's threads and its CPU runtime; a GPU variant's networks keep
-    theirs."""
+    CPU where no GPU is), a network's threads and its CPU runtime for a CPU with `flags`; a GPU
+    variant's networks keep theirs."""
     cpu = [
         g for g in config.instance_group if g.kind != model_config_pb2.ModelInstanceGroup.KIND_GPU
     ]
@@ -170,16 +178,16 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: 
         group.count = placement.instances
     if placement.threads is not None and config.backend in THREADS_KEY:
         config.parameters[THREADS_KEY[config.backend]].string_value = str(placement.threads)
-    fit_runtime(config, openvino)
+    fit_runtime(config, flags)
 
 
 def laid_out_repository(
-    source: Path, target: Path, cores: int, openvino: bool
+    source: Path, target: Path, cores: int, flags: frozenset[str]
 ) -> dict[str, Placement]:
     """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
-    with the layout for `cores` (and the CPU runtime: openvino_pays) applied, linking everything
-    else (version folders, model files); return the layout. Triton serves `target` as it would
-    `source`."""
+    with the layout for `cores` and each network's runtime for a CPU with `flags` applied,
+    linking everything else (version folders, model files); return the layout. Triton serves
+    `target` as it would `source`."""
     laid_out = placements(cores)
     target.mkdir(parents=True, exist_ok=True)
     for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
@@ -192,18 +200,20 @@ def laid_out_repository(
             if entry.name == "configs" and entry.is_dir():
                 (into / "configs").mkdir()
                 for variant in entry.glob("*.pbtxt"):
-                    _write_config(variant, into / "configs" / variant.name, placement, openvino)
+                    _write_config(variant, into / "configs" / variant.name, placement, flags)
             elif entry.name == "config.pbtxt":
-                _write_config(entry, into / entry.name, placement, openvino)
+                _write_config(entry, into / entry.name, placement, flags)
             else:
                 (into / entry.name).symlink_to(entry)
     return laid_out
 
 
-def _write_config(source: Path, target: Path, placement: Placement | None, openvino: bool) -> None:
+def _write_config(
+    source: Path, target: Path, placement: Placement | None, flags: frozenset[str]
+) -> None:
     if placement is None:  # ensemble_model: no instances of its own
         target.write_text(source.read_text())
         return
     config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
-    apply(config, placement, openvino)
+    apply(config, placement, flags)
     target.write_text(text_format.MessageToString(config))
