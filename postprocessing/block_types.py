@@ -3,7 +3,8 @@ or figure (contract.BLOCK_TYPES).
 
 From geometry and text, over all the pages of one document (a running head recurs, body text
 is the size most of the document is set in), on upright pages. A block of text is first cut
-where it holds two things the block cut could not part (no gap between them): a heading line
+where it holds two things the block cut could not part (no gap between them): a headline in
+large type over a line at the body's size (a kicker, a byline, the text), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
 sentence's end, or a PDF's lines in a bold or italic face over the body's), and a list after
 the sentence that leads to it. Then, in this order:
@@ -365,11 +366,34 @@ def parts_of(
     return parts
 
 
+def large_type(page: PageText, lines: NDArray[np.int64], body: Body) -> NDArray[np.bool_]:
+    """Which lines are set clearly larger than the body text: taller, and their characters
+    wider apart (a drop cap makes a line's box tall, not its characters wide)."""
+    return np.asarray(
+        (line_heights(page.quads[lines]) >= body.height * HEADING_RATIO)
+        & (advances(page, lines) >= body.advance * WIDER),
+        np.bool_,
+    )
+
+
+def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> int:
+    """How many of a block's first lines are a headline over text at the body's size with no
+    gap between (a kicker, a byline, the text itself): a few lines in large type, then none
+    (0: no such headline)."""
+    if body.height <= 0:
+        return 0
+    large = large_type(page, lines, body)
+    k = len(lines) if large.all() else int(np.argmin(large))
+    return k if 0 < k <= HEADING_MOST_LINES and k < len(lines) and not large[k:].any() else 0
+
+
 def plain_parts(
     page: PageText, lines: NDArray[np.int64], body: Body
 ) -> list[tuple[NDArray[np.int64], str]]:
-    """parts_of where no face tells a heading: heading lines told by their geometry, and a
-    list."""
+    """parts_of where no face tells a heading: a headline over the text, heading lines told by
+    their geometry, and a list."""
+    if k := headline_lines(page, lines, body):  # typed by text_type, as a block of its own
+        return [(lines[:k], ""), *plain_parts(page, lines[k:], body)]
     share = widths(page, lines)
     heads = [k for k in range(len(lines)) if heading_line(page, lines, share, k, body)]
     cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})

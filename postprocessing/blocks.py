@@ -98,9 +98,12 @@ def spanning(
         beside = (box[:, 1] < bottom) & (box[:, 3] > top)
         if np.any(beside & (box[:, 2] <= box[i, 0])) and np.any(beside & (box[:, 0] >= box[i, 2])):
             continue  # set into the columns
+        # the lines above and below it (by their middles: a box whose edge overlaps its own by
+        # a hair is the next line, no gap between them)
         over = (box[:, 0] < box[i, 2]) & (box[:, 2] > box[i, 0])
-        above = top - box[over & (box[:, 3] <= top), 3]
-        below = box[over & (box[:, 1] >= bottom), 1] - bottom
+        middles = (box[:, 1] + box[:, 3]) / 2
+        above = top - box[over & (middles < (top + bottom) / 2), 3]
+        below = box[over & (middles > (top + bottom) / 2), 1] - bottom
         gap = blocks.paragraph_gap * height
         apart = (len(above) > 0 and above.min() >= gap) or (len(below) > 0 and below.min() >= gap)
         if bottom - top > HEADLINE * height or apart:

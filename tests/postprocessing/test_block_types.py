@@ -181,3 +181,20 @@ def test_a_pdfs_lines_in_a_bold_or_italic_face_at_the_body_size_are_headings():
     assert (ocr[0], ocr[1], ocr[-2]) == ("paragraph", "heading", "paragraph")
     # a document set all in a bold face has no line in another: judged as if read by OCR
     assert types([page_of(blocks, fonts=[bold] * len(faces))])[0] == ocr
+
+
+def test_a_headline_keeps_the_body_sized_line_under_it_out():
+    """A headline in large type and a line at the body's size under it with no gap between
+    (a "Continued from page 9", a byline, the first line of text): the headline alone is the
+    heading. A drop cap's line is tall, not wide: its paragraph stays whole."""
+    headline = [
+        ("COMMANDER", quad(50, 20, 380, 80)),
+        ("Continued from page 9", quad(80, 100, 300)),
+    ]
+    drop_cap = [
+        ("Our basic ideas about physics went", quad(50, 420, 480, 40)),
+        ("through several upheavals early this", quad(50, 470, 480)),
+    ]
+    found = block_types([page_of([headline, body(200, rows=6), drop_cap])])[0]
+    assert found.types == ["heading", "paragraph", "paragraph", "paragraph"]
+    assert found.line_block[:2].tolist() == [0, 1]

@@ -174,3 +174,15 @@ def test_a_header_of_two_pieces_over_the_columns_still_reads_first():
     page += column("L", 40, 440, 70, 8) + column("R", 480, 880, 70, 8)
     names, _ = read(page, shuffle=5)
     assert names == ["title", "page", *[f"L{k}" for k in range(8)], *[f"R{k}" for k in range(8)]]
+
+
+def test_a_first_row_merged_across_the_gutter_does_not_join_the_columns_below_it():
+    """The detector may merge the first lines of two columns into one box whose bottom the next
+    lines' boxes overlap by a hair: it is not set apart from the columns, so it spans nothing
+    and the columns still read one after the other."""
+    page = [("M", quad(40, 40, 860, 40 + H))]
+    page += column("L", 40, 446, 40 + H - 2, 9) + column("R", 449, 860, 40 + H - 2, 9)
+    names, _ = read(page, shuffle=11)
+    assert [n for n in names if n != "M"] == [f"L{k}" for k in range(9)] + [
+        f"R{k}" for k in range(9)
+    ]
