@@ -13,7 +13,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.serving.flags import MALLOC_ENVIRONMENT, ServerOptions, free_ports
-from triton_ocr.serving.layout import cpu_flags, openvino_pays
+from triton_ocr.serving.layout import openvino_pays
 from triton_ocr.serving.processes import stubs
 from triton_ocr.serving.server import running_server
 from triton_ocr.tools.evaluation.metrics import normalize
@@ -40,9 +40,7 @@ def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tm
         assert threads == "1"  # 2 in the file
         accelerators = detector.get("optimization", {}).get("execution_accelerators", {})
         named = [a["name"] for a in accelerators.get("cpu_execution_accelerator", [])]
-        assert ("openvino" in named) is openvino_pays(
-            contract.TEXT_DETECTION, cpu_flags()
-        )  # this CPU's
+        assert ("openvino" in named) is openvino_pays()  # the runtime fitted to this CPU
         served.close()
         environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
         for key, value in MALLOC_ENVIRONMENT.items():  # the stubs inherit it

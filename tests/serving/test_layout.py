@@ -13,11 +13,6 @@ from triton_ocr.serving import layout
 REPOSITORY = Path(__file__).parents[2] / "repository"
 
 
-AMX = frozenset({"avx2", "avx512f", "avx512_bf16", "amx_bf16"})  # an Intel Xeon with AMX
-AVX512_BF16 = frozenset({"avx2", "avx512f", "avx512_bf16"})  # an AMD EPYC, Zen 4 or 5
-AVX2 = frozenset({"avx2", "fma"})
-
-
 def config(path: Path) -> model_config_pb2.ModelConfig:
     return text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
 
@@ -52,7 +47,7 @@ def test_the_committed_configs_are_the_two_core_layout():
 
 def test_laid_out_repository_sets_cpu_groups_and_keeps_gpu_variants(tmp_path):
     target = tmp_path / "laid-out"
-    laid_out = layout.laid_out_repository(REPOSITORY, target, 16, AMX)
+    laid_out = layout.laid_out_repository(REPOSITORY, target, 16, openvino=True)
     recognizer = target / contract.TEXT_RECOGNITION
     assert (recognizer / "1").is_symlink()
     assert (recognizer / "1").resolve() == (REPOSITORY / contract.TEXT_RECOGNITION / "1").resolve()
@@ -87,37 +82,23 @@ def test_a_cgroup_quota_holds_the_cores(tmp_path, monkeypatch, cpu_max, expected
 
 
 def test_describe_names_each_model_once_and_the_runtime():
-    line = layout.describe(16, AMX)
+    line = layout.describe(16, openvino=True)
     assert line.startswith("layout for 16 cores: text_detection 4x4, text_recognition 8x2")
     assert line.count(" ocr ") == 1
-    assert line.endswith(
-        "OpenVINO kept for text_detection, text_recognition where configs name it, "
-        "ONNX Runtime's CPU provider for the rest"
-    )
-    assert "kept for text_detection where" in layout.describe(2, AVX512_BF16)
-    assert "ONNX Runtime's CPU provider (no AVX-512" in layout.describe(2, AVX2)
+    assert line.endswith("networks on the runtimes their configs name")
+    assert "ONNX Runtime's CPU provider" in layout.describe(2, openvino=False)
 
 
 @pytest.mark.parametrize(
-    ("flags", "detector", "recognizer"),
-    [
-        ("fpu avx2 avx512f avx512bw avx512_bf16 amx_bf16 amx_tile", True, True),  # a Xeon with AMX
-        ("fpu avx2 avx512f avx512bw avx512_bf16", True, False),  # an AMD EPYC, Zen 4
-        ("fpu avx2 fma", False, False),
-        ("", False, False),
-    ],
+    ("flags", "expected"),
+    [("fpu avx2 avx512f avx512bw amx_bf16", True), ("fpu avx2 fma", False), ("", False)],
 )
-def test_openvino_is_kept_where_it_measured_ahead_for_the_network(
-    tmp_path, monkeypatch, flags, detector, recognizer
-):
+def test_openvino_is_kept_only_on_a_cpu_with_avx512(tmp_path, monkeypatch, flags, expected):
     (tmp_path / "cpuinfo").write_text(f"processor\t: 0\nflags\t\t: {flags}\n\n")
     monkeypatch.setattr(layout, "CPUINFO", tmp_path / "cpuinfo")
     layout.cpu_flags.cache_clear()
     try:
-        found = layout.cpu_flags()
-        assert layout.openvino_pays(contract.TEXT_DETECTION, found) is detector
-        assert layout.openvino_pays(contract.TEXT_RECOGNITION, found) is recognizer
-        assert not layout.openvino_pays(contract.TEXT_ORIENTATION, found)  # never measured ahead
+        assert layout.openvino_pays() is expected
     finally:
         layout.cpu_flags.cache_clear()
 
@@ -130,24 +111,18 @@ def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_
     ]
     assert named  # the default pack's detector and recognizer name it
     target = tmp_path / "laid-out"
-    layout.laid_out_repository(REPOSITORY, target, 2, AVX2)
+    layout.laid_out_repository(REPOSITORY, target, 2, openvino=False)
     for model in named:
         served = config(target / model / "config.pbtxt")
         assert not served.HasField("optimization"), model  # nothing else there: no empty block
         original = config(REPOSITORY / model / "config.pbtxt")
         original.ClearField("optimization")
         assert served == original, model  # 2 cores: the files' own counts and threads
-    layout.laid_out_repository(REPOSITORY, tmp_path / "kept", 2, AMX)
+    layout.laid_out_repository(REPOSITORY, tmp_path / "kept", 2, openvino=True)
     for model in named:
         assert config(tmp_path / "kept" / model / "config.pbtxt") == config(
             REPOSITORY / model / "config.pbtxt"
         ), model
-    layout.laid_out_repository(REPOSITORY, tmp_path / "zen4", 2, AVX512_BF16)
-    kept = config(tmp_path / "zen4" / contract.TEXT_DETECTION / "config.pbtxt")
-    assert kept == config(REPOSITORY / contract.TEXT_DETECTION / "config.pbtxt")
-    assert not config(tmp_path / "zen4" / contract.TEXT_RECOGNITION / "config.pbtxt").HasField(
-        "optimization"
-    )
 
 
 def test_zero_cores_serves_the_files_as_they_are_and_none_finds_them():

@@ -7,10 +7,9 @@ cores this process may use (its CPU affinity, held to a cgroup CPU quota), and p
 there; the same flags then serve the wheel's binary and the NGC container's. A network's
 instances times its threads never exceed the cores, so no runtime oversubscribes them: on 2
 cores the layout is the committed one; on 16, the detector runs 4 instances of 4 threads and
-the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). A network
-whose config names the `openvino` CPU accelerator keeps it only on a CPU where OpenVINO was
-measured ahead for that network (OPENVINO_NEEDS); elsewhere it runs on ONNX Runtime's CPU
-provider (docs/benchmarks.md, "Which runtime, by CPU").
+the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). The networks
+whose configs name the `openvino` CPU accelerator keep it only on a CPU with AVX-512; on an
+AVX2-only CPU they run on ONNX Runtime's CPU provider, which is ahead there (same section).
 """
 
 from __future__ import annotations
@@ -37,11 +36,6 @@ MAX_INSTANCES = 8
 # The ensemble's Python steps and the classifiers are light: one instance per this many cores.
 CORES_PER_LIGHT_INSTANCE = 4
 CORES_PER_CLASSIFIER = 8
-# The instruction set a network needs for OpenVINO's CPU plugin to beat ONNX Runtime's CPU
-# provider in the server (docs/benchmarks.md, "Which runtime, by CPU"): the detector's large
-# convolutions gain from AVX-512 (BF16 where the CPU has it); the recognizer's small runs of
-# ever-new shapes only from AMX's BF16 tiles (on AVX-512 BF16 without AMX it fell behind).
-OPENVINO_NEEDS = {contract.TEXT_DETECTION: "avx512f", contract.TEXT_RECOGNITION: "amx_bf16"}
 
 
 @dataclass(frozen=True)
@@ -99,10 +93,13 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
-def openvino_pays(model: str, flags: frozenset[str]) -> bool:
-    """Whether `model` keeps the `openvino` CPU accelerator its config names on a CPU with
-    `flags` (OPENVINO_NEEDS; a network not listed there never does)."""
-    return model in OPENVINO_NEEDS and OPENVINO_NEEDS[model] in flags
+def openvino_pays(flags: frozenset[str] | None = None) -> bool:
+    """Whether networks keep the `openvino` CPU accelerator their configs name (`flags`: this
+    CPU's when None). OpenVINO's CPU plugin was measured ahead on an AVX-512 CPU with AMX (its
+    BF16 and AMX paths need AVX-512); on an AVX2-only one ONNX Runtime's CPU provider was ahead for
+    every network, most of all on a shape OpenVINO has not compiled yet, which real traffic
+    brings."""
+    return "avx512f" in (cpu_flags() if flags is None else flags)
 
 
 def placements(cores: int) -> dict[str, Placement]:
@@ -133,25 +130,22 @@ def placements(cores: int) -> dict[str, Placement]:
     }
 
 
-def describe(cores: int, flags: frozenset[str]) -> str:
+def describe(cores: int, openvino: bool) -> str:
     """One line for the start-up log: instances, or instances x threads for a network, and
-    which networks may keep OpenVINO on a CPU with `flags`."""
+    the networks' CPU runtime."""
     parts = ", ".join(f"{model} {placement}" for model, placement in placements(cores).items())
-    kept = [model for model in OPENVINO_NEEDS if openvino_pays(model, flags)]
     runtime = (
-        f"OpenVINO kept for {', '.join(kept)} where configs name it, ONNX Runtime's CPU "
-        "provider for the rest"
-        if kept
+        "networks on the runtimes their configs name"
+        if openvino
         else "networks on ONNX Runtime's CPU provider (no AVX-512: OpenVINO is behind here)"
     )
     return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}"
 
 
-def fit_runtime(config: model_config_pb2.ModelConfig, flags: frozenset[str]) -> None:
-    """Drop the `openvino` CPU accelerator from a config where it does not pay on a CPU with
-    `flags` (openvino_pays): its CPU instances then run on ONNX Runtime's own CPU provider,
-    here and in the container."""
-    if openvino_pays(config.name, flags):
+def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
+    """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
+    its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container."""
+    if openvino:
         return
     accelerators = config.optimization.execution_accelerators
     kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]
@@ -163,12 +157,10 @@ def fit_runtime(config: model_config_pb2.ModelConfig, flags: frozenset[str]) -> 
         config.ClearField("optimization")  # no empty `optimization { }` left in the served file
 
 
-def apply(
-    config: model_config_pb2.ModelConfig, placement: Placement, flags: frozenset[str]
-) -> None:
+def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: bool) -> None:
     """Set `placement` on a config: the counts of its CPU instance groups (KIND_AUTO runs on the
-    CPU where no GPU is), a network's threads and its CPU runtime for a CPU with `flags`; a GPU
-    variant's networks keep theirs."""
+    CPU where no GPU is), a network's threads and its CPU runtime; a GPU variant's networks keep
+    theirs."""
     cpu = [
         g for g in config.instance_group if g.kind != model_config_pb2.ModelInstanceGroup.KIND_GPU
     ]
@@ -178,16 +170,16 @@ def apply(
         group.count = placement.instances
     if placement.threads is not None and config.backend in THREADS_KEY:
         config.parameters[THREADS_KEY[config.backend]].string_value = str(placement.threads)
-    fit_runtime(config, flags)
+    fit_runtime(config, openvino)
 
 
 def laid_out_repository(
-    source: Path, target: Path, cores: int, flags: frozenset[str]
+    source: Path, target: Path, cores: int, openvino: bool
 ) -> dict[str, Placement]:
     """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
-    with the layout for `cores` and each network's runtime for a CPU with `flags` applied,
-    linking everything else (version folders, model files); return the layout. Triton serves
-    `target` as it would `source`."""
+    with the layout for `cores` (and the CPU runtime: openvino_pays) applied, linking everything
+    else (version folders, model files); return the layout. Triton serves `target` as it would
+    `source`."""
     laid_out = placements(cores)
     target.mkdir(parents=True, exist_ok=True)
     for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
@@ -200,20 +192,18 @@ def laid_out_repository(
             if entry.name == "configs" and entry.is_dir():
                 (into / "configs").mkdir()
                 for variant in entry.glob("*.pbtxt"):
-                    _write_config(variant, into / "configs" / variant.name, placement, flags)
+                    _write_config(variant, into / "configs" / variant.name, placement, openvino)
             elif entry.name == "config.pbtxt":
-                _write_config(entry, into / entry.name, placement, flags)
+                _write_config(entry, into / entry.name, placement, openvino)
             else:
                 (into / entry.name).symlink_to(entry)
     return laid_out
 
 
-def _write_config(
-    source: Path, target: Path, placement: Placement | None, flags: frozenset[str]
-) -> None:
+def _write_config(source: Path, target: Path, placement: Placement | None, openvino: bool) -> None:
     if placement is None:  # ensemble_model: no instances of its own
         target.write_text(source.read_text())
         return
     config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
-    apply(config, placement, flags)
+    apply(config, placement, openvino)
     target.write_text(text_format.MessageToString(config))

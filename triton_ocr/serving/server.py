@@ -34,9 +34,9 @@ from triton_ocr.serving.flags import (
 )
 from triton_ocr.serving.layout import (
     cores_to_lay_out,
-    cpu_flags,
     describe,
     laid_out_repository,
+    openvino_pays,
 )
 from triton_ocr.serving.processes import clean_up_after
 from triton_ocr.serving.supervisor import (
@@ -110,7 +110,7 @@ def running_server(
         cores = cores_to_lay_out(opts.cores)
         if cores:  # Triton serves the configs laid out for the cores (layout.py)
             laid_out = Path(tmp) / "repository"
-            laid_out_repository(opts.repository, laid_out, cores, cpu_flags())
+            laid_out_repository(opts.repository, laid_out, cores, openvino_pays())
             opts = dataclasses.replace(opts, repository=laid_out)
         if opts.system_triton:
             command = container_command(opts)
@@ -175,7 +175,7 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     host = opts.host
     try:
         cores = cores_to_lay_out(opts.cores)
-        say(describe(cores, cpu_flags()) if cores else "layout: the config files' own")
+        say(describe(cores, openvino_pays()) if cores else "layout: the config files' own")
         while True:
             started = time.monotonic()
             with running_server(opts) as process:

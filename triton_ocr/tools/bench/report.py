@@ -12,7 +12,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.serving.layout import apply, available_cores, cpu_flags, describe, placements
+from triton_ocr.serving.layout import apply, available_cores, describe, openvino_pays, placements
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
@@ -144,7 +144,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     for model in models:
         config = repository.config(model)
         if model in laid_out:
-            apply(config, laid_out[model], cpu_flags())
+            apply(config, laid_out[model], openvino_pays())
         threads[model] = {
             "backend": config.backend,
             "cpu_accelerators": [
@@ -173,7 +173,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         "openvino inference_num_threads=-1 (OpenVINO's own, all cores)",
         "floor_threads": floor_threads,
         "server_models": threads,
-        "layout": describe(cores, cpu_flags()),
+        "layout": describe(cores, openvino_pays()),
     }
 
 
