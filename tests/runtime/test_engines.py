@@ -112,9 +112,11 @@ def test_the_openvino_accelerators_parameters_are_checked():
     assert accelerator_properties(
         {"INFERENCE_PRECISION_HINT": "auto", "CPU_RUNTIME_CACHE_CAPACITY": "8"}
     ) == {"CPU_RUNTIME_CACHE_CAPACITY": 8}  # auto: OpenVINO's own default for the CPU
+    assert accelerator_properties({"ENABLE_CPU_PINNING": "yes"})["ENABLE_CPU_PINNING"] is True
     for bad in (
         {"INFERENCE_PRECISION_HINT": "fp16"},
         {"CPU_RUNTIME_CACHE_CAPACITY": "-1"},
+        {"ENABLE_CPU_PINNING": "sometimes"},
         {"NUM_STREAMS": "1"},
     ):
         with pytest.raises(ValueError):
@@ -213,3 +215,12 @@ def test_tensorrt_comes_first_with_the_backends_parameter_meanings():
     assert [p[0] for p in providers_for(available[1:], "GPU", 0, {"tensorrt": tensorrt})[:1]] == [
         "CUDAExecutionProvider"
     ]
+
+
+def test_openvinos_threads_are_left_unpinned_unless_a_config_pins_them(model):
+    """Each instance is a process beside the others: pinned threads would crowd onto the same
+    cores."""
+    unpinned = open_engine(CONFIGS["onnxruntime+openvino"], model)
+    assert "pinned" not in unpinned.describe
+    pinned = config("onnxruntime", "openvino", {"ENABLE_CPU_PINNING": "1"})
+    assert ", threads pinned" in open_engine(pinned, model).describe

@@ -11,14 +11,16 @@ container's C++ backends give them, so the same config runs alike there and here
     on OpenVINO, as the container's ONNX Runtime (built with the OpenVINO execution provider)
     does. The container's backend passes that accelerator no parameters (device CPU, FP32);
     here, its parameters `INFERENCE_PRECISION_HINT` (f32, the default and the container's; bf16;
-    auto: OpenVINO's own choice for the CPU, BF16 on AMX CPUs) and `CPU_RUNTIME_CACHE_CAPACITY`
-    (compiled shapes kept) are read (docs/benchmarks.md, "Precision and memory levers");
+    auto: OpenVINO's own choice for the CPU, BF16 on AMX CPUs), `CPU_RUNTIME_CACHE_CAPACITY`
+    (compiled shapes kept) and `ENABLE_CPU_PINNING` are read (docs/benchmarks.md, "Precision
+    and memory levers", "Which runtime, by CPU");
   - openvino (CPU only, as in Triton's openvino backend): `INFERENCE_NUM_THREADS`,
     `COMPILATION_NUM_THREADS`, `NUM_STREAMS` (a number, AUTO or NUMA), `PERFORMANCE_HINT`
     (LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT) and `HINT_BF16` (YES; without it OpenVINO's
     default precision, BF16 on AMX CPUs, as there); any other key is an error here.
 Used by the Python-based backends (backends/<name>/model.py) and by the bench's in-process floor,
-which must run the networks on the runtime the configs name.
+which must run the networks on the runtime the configs name. OpenVINO's threads are not pinned
+to cores unless a config says so (see openvino_engine).
 """
 
 from __future__ import annotations
@@ -175,10 +177,12 @@ def accelerator_properties(parameters: Mapping[str, str]) -> dict[str, object]:
             if not value.isdigit():
                 raise ValueError(f"{key} must be a non-negative number, got {raw!r}")
             properties[key] = int(value)
+        elif key == "ENABLE_CPU_PINNING":
+            properties[key] = parse_bool(key, raw)
         else:
             raise ValueError(
                 f"the parameter {key!r} is not supported by the openvino accelerator "
-                "(INFERENCE_PRECISION_HINT, CPU_RUNTIME_CACHE_CAPACITY)"
+                "(INFERENCE_PRECISION_HINT, CPU_RUNTIME_CACHE_CAPACITY, ENABLE_CPU_PINNING)"
             )
     return properties
 
@@ -213,11 +217,19 @@ def openvino_properties(parameters: Mapping[str, str]) -> dict[str, object]:
     return properties
 
 
+# OpenVINO pins a compiled model's threads to cores as if its process had the machine alone.
+# Every instance is a process of its own here, beside the others' threads: pinned, they crowd
+# onto the same cores (docs/benchmarks.md, "Which runtime, by CPU": the server read 2.08 images/s
+# pinned against 3.05 unpinned on a 2-core AMD EPYC).
+UNPINNED = {"ENABLE_CPU_PINNING": False}
+
+
 def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
-    """OpenVINO's CPU plugin with these properties (OpenVINO's own names)."""
+    """OpenVINO's CPU plugin with these properties (OpenVINO's own names), its threads left to
+    the operating system unless `properties` pin them."""
     import openvino as ov
 
-    compiled = ov.Core().compile_model(str(path), "CPU", dict(properties))
+    compiled = ov.Core().compile_model(str(path), "CPU", {**UNPINNED, **properties})
     request = compiled.create_infer_request()
     outputs = tuple(o.get_any_name() for o in compiled.outputs)
 
@@ -237,11 +249,12 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
         return [np.array(results[compiled.output(name)]) for name in wanted]
 
     precision = compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
+    pinned = ", threads pinned" if compiled.get_property("ENABLE_CPU_PINNING") else ""
     return Engine(
         inputs=tuple(i.get_any_name() for i in compiled.inputs),
         outputs=outputs,
         run=run,
-        describe=f"openvino {ov.get_version().split('-')[0]} CPU {precision}",
+        describe=f"openvino {ov.get_version().split('-')[0]}{pinned} CPU {precision}",
     )
 
 
