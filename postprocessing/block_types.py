@@ -392,8 +392,8 @@ def plain_parts(
 ) -> list[tuple[NDArray[np.int64], str]]:
     """parts_of where no face tells a heading: a headline over the text, heading lines told by
     their geometry, and a list."""
-    if k := headline_lines(page, lines, body):  # typed by text_type, as a block of its own
-        return [(lines[:k], ""), *plain_parts(page, lines[k:], body)]
+    if head := headline_lines(page, lines, body):  # typed by text_type, as a block of its own
+        return [(lines[:head], ""), *plain_parts(page, lines[head:], body)]
     share = widths(page, lines)
     heads = [k for k in range(len(lines)) if heading_line(page, lines, share, k, body)]
     cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})

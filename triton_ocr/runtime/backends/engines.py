@@ -219,8 +219,7 @@ def openvino_properties(parameters: Mapping[str, str]) -> dict[str, object]:
 
 # OpenVINO pins a compiled model's threads to cores as if its process had the machine alone.
 # Every instance is a process of its own here, beside the others' threads: pinned, they crowd
-# onto the same cores (docs/benchmarks.md, "Which runtime, by CPU": the server read 2.08 images/s
-# pinned against 3.05 unpinned on a 2-core AMD EPYC).
+# onto the same cores and the server slows down (docs/benchmarks.md, "Which runtime, by CPU").
 UNPINNED = {"ENABLE_CPU_PINNING": False}
 
 
