@@ -380,11 +380,11 @@ def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> int:
     """How many of a block's first lines are a headline over text at the body's size with no
     gap between (a kicker, a byline, the text itself): a few lines in large type, then none
     (0: no such headline)."""
-    if body.height <= 0:
-        return 0
     large = large_type(page, lines, body)
-    k = len(lines) if large.all() else int(np.argmin(large))
-    return k if 0 < k <= HEADING_MOST_LINES and k < len(lines) and not large[k:].any() else 0
+    if body.height <= 0 or large.all():
+        return 0
+    k = int(np.argmin(large))  # the first line at the body's size
+    return k if 0 < k <= HEADING_MOST_LINES and not large[k:].any() else 0
 
 
 def plain_parts(

@@ -92,6 +92,7 @@ def spanning(
     is two of their lines the detector merged: it spans nothing either."""
     reach = blocks.column_min_width * height
     crossing = np.flatnonzero((box[:, 0] <= start - reach) & (box[:, 2] >= end + reach))
+    middles = (box[:, 1] + box[:, 3]) / 2
     found = []
     for i in crossing:
         top, bottom = box[i, 1], box[i, 3]
@@ -101,9 +102,8 @@ def spanning(
         # the lines above and below it (by their middles: a box whose edge overlaps its own by
         # a hair is the next line, no gap between them)
         over = (box[:, 0] < box[i, 2]) & (box[:, 2] > box[i, 0])
-        middles = (box[:, 1] + box[:, 3]) / 2
-        above = top - box[over & (middles < (top + bottom) / 2), 3]
-        below = box[over & (middles > (top + bottom) / 2), 1] - bottom
+        above = top - box[over & (middles < middles[i]), 3]
+        below = box[over & (middles > middles[i]), 1] - bottom
         gap = blocks.paragraph_gap * height
         apart = (len(above) > 0 and above.min() >= gap) or (len(below) > 0 and below.min() >= gap)
         if bottom - top > HEADLINE * height or apart:
