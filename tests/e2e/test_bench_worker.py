@@ -18,8 +18,10 @@ def test_the_floor_runs_round_by_round_in_its_own_process(repository):
     with FreshProcess("B", DEFAULT_PACK, repository, 1, images) as worker:
         assert worker.process.pid and worker.load_s > 0
         worker.round(row)
-        worker.round(row)
+        latest = worker.round(row)
     assert row.images == 4 and len(row.latencies) == 4 and row.wall >= sum(row.latencies)
+    assert latest == row.latencies[2:]
+    assert worker.lines[0] > 0 and worker.lines[1] == 0  # the demo page's lines; the blank none
     assert worker.process.returncode == 0
 
 

@@ -30,6 +30,48 @@ def test_every_image_is_sent_once_by_concurrent_workers():
     assert row.throughput > 0 and row.percentile(50) >= 0.01
 
 
+def test_a_round_in_two_runs_sends_the_chosen_images_first_and_counts_them_apart():
+    from triton_ocr.tools.bench.run import run_in_two
+
+    order, lock = [], threading.Lock()
+
+    def reader():
+        def read(data):
+            with lock:
+                order.append(data)
+
+        return read
+
+    row, part = Row("ocr grpc", 2), Row("ocr grpc", 2)
+    images = [bytes([i]) for i in range(6)]
+    run_in_two(row, part, reader, images, [1, 4])
+    assert sorted(order[:2]) == [b"\x01", b"\x04"] and sorted(order) == sorted(images)
+    assert (row.images, len(row.latencies), part.images, len(part.latencies)) == (6, 6, 2, 2)
+    assert 0 < part.wall <= row.wall
+    run_in_two(row, part, reader, images, range(6))  # all of them: one run
+    assert (row.images, part.images, len(order)) == (12, 8, 12)
+
+
+def test_the_images_of_a_one_at_a_time_round_are_taken_by_index():
+    from triton_ocr.tools.bench.run import one_at_a_time
+
+    part = one_at_a_time([0.5, 1.0, 2.0, 4.0], [0, 3])
+    assert (part.images, part.latencies, part.wall) == (2, [0.5, 4.0], 4.5)
+    whole = Row("A", 1, [1.0], 1.0, 1)
+    whole.add(part)
+    assert (whole.images, whole.wall, whole.latencies) == (3, 5.5, [1.0, 0.5, 4.0])
+
+
+def test_the_lines_read_count_the_pipeline_s_texts_and_rapidocr_s_pairs():
+    from triton_ocr.tools.bench.worker import lines_read
+
+    class Texts:
+        texts = ["a", "b", "c"]
+
+    assert lines_read(Texts()) == 3
+    assert lines_read((["one"], None)) == 1 and lines_read(([], None)) == 0
+
+
 def test_ratios_are_throughput_over_the_baselines():
     a, b, c = Row("A", 1), Row("B", 1), Row("ocr grpc", 4)
     for row, wall in ((a, 10.0), (b, 5.0), (c, 4.0)):

@@ -32,6 +32,12 @@ class Row:
     def percentile(self, q: float) -> float:
         return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
 
+    def add(self, other: Row) -> None:
+        """Another run of the same row: its requests and time added to these."""
+        self.latencies += other.latencies
+        self.wall += other.wall
+        self.images += other.images
+
 
 def bench_images(shared_eval: Path | None) -> list[tuple[str, bytes]]:
     """The project's rendered images, plus ../shared/eval's real ones when present."""

@@ -13,7 +13,8 @@ pipe:
 It loads the engine, reads the images into memory, reads the first image once (model loading
 and warm-up stay out of the timed rounds) and prints `{"ready": load seconds}`. Then each line
 `round` on stdin reads every image once, one after the other, and prints
-`{"latencies": [...], "wall": seconds}`; end of input ends it. A ROW ending in `+stages` (B or
+`{"latencies": [...], "wall": seconds, "lines": [...]}` (per image, in order: seconds, and the
+lines the reader answered with); end of input ends it. A ROW ending in `+stages` (B or
 A') also times each stage (stages.py) and adds `"stages": {stage: seconds}` to each answer.
 """
 
@@ -66,14 +67,20 @@ def engine(row: str, pack: str, repository: Path, floor_threads: int, watch=None
     return floor_reader(configs, configs.pipeline_settings(), floor_threads, wrap)
 
 
+def lines_read(answer) -> int:
+    """How many lines a reader answered with: the pipeline's Texts or RapidOCR's (texts, quads)."""
+    return len(answer.texts if hasattr(answer, "texts") else answer[0])
+
+
 def timed_round(read, images: list[bytes]) -> dict:
-    latencies = []
+    latencies, lines = [], []
     start = time.perf_counter()
     for data in images:
         began = time.perf_counter()
-        read(data)
+        answer = read(data)
         latencies.append(time.perf_counter() - began)
-    return {"latencies": latencies, "wall": time.perf_counter() - start}
+        lines.append(lines_read(answer))
+    return {"latencies": latencies, "wall": time.perf_counter() - start, "lines": lines}
 
 
 def main(argv: list[str]) -> int:
@@ -124,6 +131,7 @@ class FreshProcess:
     ) -> None:
         self.row = row
         self.stages: dict[str, float] = {}  # seconds per stage over the rounds (+stages rows)
+        self.lines: list[int] = []  # the last round's lines read, per image
         self._folder = tempfile.TemporaryDirectory(prefix="triton-ocr-bench-")
         paths = []
         for index, data in enumerate(images):
@@ -150,8 +158,9 @@ class FreshProcess:
             raise RuntimeError(f"row {self.row}'s process ended (exit code {code})")
         return json.loads(line)
 
-    def round(self, row: Row) -> None:
-        """Every image once, in the worker; the times are added to `row`."""
+    def round(self, row: Row) -> list[float]:
+        """Every image once, in the worker; the times are added to `row` and returned (one per
+        image, in order)."""
         assert self.process.stdin is not None  # PIPE
         self.process.stdin.write("round\n")
         self.process.stdin.flush()
@@ -159,8 +168,10 @@ class FreshProcess:
         row.latencies.extend(result["latencies"])
         row.wall += result["wall"]
         row.images += len(result["latencies"])
+        self.lines = result["lines"]
         for stage, seconds in result.get("stages", {}).items():
             self.stages[stage] = self.stages.get(stage, 0.0) + seconds
+        return result["latencies"]
 
     def __enter__(self) -> FreshProcess:
         return self

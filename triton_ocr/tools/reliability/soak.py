@@ -2,7 +2,9 @@
 not a test).
 
 Many clients at once send a mix of real images and bad ones over HTTP and gRPC to the entry
-points served (both unless `--entry-points` says otherwise). Every good answer must equal the
+points served (both unless `--entry-points` says otherwise), each client backing off after an
+overload refusal as the project's clients do (else a refused client sends again at once and
+the run measures refusals, not reading). Every good answer must equal the
 answer the same image got alone before the run (no cross-request mix-ups), every bad one must be
 refused with its own INVALID_ARG, nothing else may happen; meanwhile the server's and its stubs'
 resident memory and the /dev/shm regions they use are sampled, to see whether they keep growing
@@ -32,7 +34,7 @@ from triton_ocr.contract import ENTRY_POINTS
 from triton_ocr.serving.processes import MemorySample, sample
 from triton_ocr.tools.workload import bench_images
 
-from .overload import outcome_of
+from .overload import outcome_of, wait_after_refusal
 from .payloads import connect, image_cases, infer_raw
 
 PROTOCOLS = ("http", "grpc")
@@ -113,6 +115,7 @@ def worker(
 ) -> None:
     rng = random.Random(seed)
     clients = {p: connect(p, urls[p]) for p in PROTOCOLS}
+    refusals = 0  # overload refusals in a row: each client backs off as the project's do
     while time.monotonic() < deadline:
         protocol, model = rng.choice(PROTOCOLS), rng.choice(models)
         job = rng.choice(bad) if rng.random() < BAD_SHARE else rng.choice(good)
@@ -127,6 +130,9 @@ def worker(
                 tally.add("bad refused as expected")
             elif outcome_of(exc) == "shed":  # the bounded queue's refusal: fast, retryable
                 tally.add("shed (overloaded)")
+                wait = wait_after_refusal("project", exc, refusals)
+                time.sleep(max(0.0, min(wait, deadline - time.monotonic())))
+                refusals += 1
             else:
                 tally.add("unexpected error", problem=f"{where}: {exc.status()} {exc}")
             continue
@@ -134,6 +140,7 @@ def worker(
             tally.add("unexpected error", problem=f"{where}: {type(exc).__name__}: {exc}")
             continue
         elapsed = time.monotonic() - start
+        refusals = 0
         if job.error is not None:
             tally.add("bad image answered", problem=f"{where}: answered, not refused")
         elif same_answer(lines, expected[job.name, model]):
