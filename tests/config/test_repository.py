@@ -222,4 +222,16 @@ def test_the_default_packs_networks_run_at_openvinos_own_precision(model):
         .config(model)
         .optimization.execution_accelerators.cpu_execution_accelerator
     )
-    assert dict(accelerator.parameters) == {"INFERENCE_PRECISION_HINT": "auto"}
+    assert dict(accelerator.parameters)["INFERENCE_PRECISION_HINT"] == "auto"
+
+
+def test_the_default_packs_detector_keeps_no_compiled_shapes_and_its_recognizer_does():
+    # pages come in many sizes; crop widths fall in a few buckets that recur (docs/benchmarks.md,
+    # "Where the memory goes")
+    def parameters(model):
+        config = Repository(REPOSITORY, DEFAULT_PACK).config(model)
+        (accelerator,) = config.optimization.execution_accelerators.cpu_execution_accelerator
+        return dict(accelerator.parameters)
+
+    assert parameters("text_detection")["CPU_RUNTIME_CACHE_CAPACITY"] == "0"
+    assert "CPU_RUNTIME_CACHE_CAPACITY" not in parameters("text_recognition")

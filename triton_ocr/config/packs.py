@@ -86,6 +86,8 @@ class Network:
     # OpenVINO as the CPU accelerator: None (ONNX Runtime), "" (OpenVINO at FP32) or its
     # INFERENCE_PRECISION_HINT; `note` says why
     openvino: Param | None = None
+    # OpenVINO's CPU_RUNTIME_CACHE_CAPACITY (compiled shapes kept) and why; None: its default
+    openvino_cache: Param | None = None
     # the TensorRT profile's shapes of the GPU variant (min, opt, max) of its input
     gpu_shapes: tuple[str, str, str] | None = None
 
@@ -240,7 +242,12 @@ def pp_recognizer_input(bucket: Param) -> tuple[Param, ...]:
 
 
 def pp_detector(
-    title: str, file: str | None, output: str, threads: Param, openvino: Param
+    title: str,
+    file: str | None,
+    output: str,
+    threads: Param,
+    openvino: Param,
+    openvino_cache: Param | None = None,
 ) -> Network:
     return Network(
         title,
@@ -249,8 +256,18 @@ def pp_detector(
         (Tensor(output, "-1, 1, -1, -1", ensemble="probability_map"),),
         threads,
         openvino,
+        openvino_cache,
         gpu_shapes=("image:1x32x32x3", "image:1x960x736x3", "image:1x2016x2016x3"),
     )
+
+
+# measured on the default pack's detector only
+SHAPES_NOT_KEPT = Param(
+    "CPU_RUNTIME_CACHE_CAPACITY",
+    "0",
+    "OpenVINO keeps no compiled shapes: pages come in many sizes, and a page of a new size "
+    'gains nothing from them\n(docs/benchmarks.md, "Where the memory goes")',
+)
 
 
 def pp_recognizer(
@@ -345,6 +362,7 @@ PACK_LIST = (
                 "",
                 'docs/benchmarks.md, "Precision and memory levers, ppocr-v6, 2026-12-02"',
             ),
+            SHAPES_NOT_KEPT,
         ),
         recognizer=pp_recognizer(
             'PP-OCRv6 small\'s CTC recognizer (docs/models.md, "Models")\nclasses: its 18,708 '
