@@ -300,7 +300,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     alone_before, peer_lines = run_alone("before")
     # Like with like: RapidOCR answers some images with nothing (it reads a palette PNG's
     # colour indices as grey levels: a black page), and reading nothing is fast. Every row is
-    # also measured on the images it read from, in a run of their own.
+    # also measured on the images RapidOCR read lines from, in a run of their own.
     peer_read = [i for i, lines in enumerate(peer_lines) if lines]
     unread = [name for (name, _), lines in zip(named_images, peer_lines, strict=True) if not lines]
     print(f"RapidOCR read nothing from {len(unread)} of {len(images)} images", file=sys.stderr)
