@@ -95,10 +95,10 @@ def cpu_flags() -> frozenset[str]:
 
 def openvino_pays(flags: frozenset[str] | None = None) -> bool:
     """Whether networks keep the `openvino` CPU accelerator their configs name (`flags`: this
-    CPU's when None). OpenVINO's CPU plugin was measured ahead on an AVX-512 CPU with AMX (its
-    BF16 and AMX paths need AVX-512); on an AVX2-only one ONNX Runtime's CPU provider was ahead for
-    every network, most of all on a shape OpenVINO has not compiled yet, which real traffic
-    brings."""
+    CPU's when None). OpenVINO's CPU plugin was measured ahead on AVX-512 CPUs, a Xeon with AMX
+    and an EPYC with AVX-512 BF16 (its BF16 and AMX paths need AVX-512); on an AVX2-only one
+    ONNX Runtime's CPU provider was ahead for every network, most of all on a shape OpenVINO
+    has not compiled yet, which real traffic brings."""
     return "avx512f" in (cpu_flags() if flags is None else flags)
 
 

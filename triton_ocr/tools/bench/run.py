@@ -346,9 +346,12 @@ def run_benchmark(options: BenchOptions) -> dict:
                 if row.name in workers:
                     worker = workers[row.name]
                     pids = [worker.process.pid]
-                    before = len(row.latencies)
-                    measured(row, lambda w=worker, r=row: w.round(r), pids, server.pid)
-                    part.add(one_at_a_time(row.latencies[before:], peer_read))
+                    measured(
+                        row,
+                        lambda w=worker, r=row, p=part: p.add(one_at_a_time(w.round(r), peer_read)),
+                        pids,
+                        server.pid,
+                    )
                 else:
                     read = readers[row.name]
                     run = partial(run_in_two, row, part, read, images, peer_read)
