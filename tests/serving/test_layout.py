@@ -17,9 +17,10 @@ def config(path: Path) -> model_config_pb2.ModelConfig:
     return text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
 
 
+@pytest.mark.parametrize("on_openvino", [False, True])
 @pytest.mark.parametrize("cores", [1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128])
-def test_no_network_is_given_more_threads_than_cores(cores):
-    laid_out = layout.placements(cores)
+def test_no_network_is_given_more_threads_than_cores(cores, on_openvino):
+    laid_out = layout.placements(cores, on_openvino)
     assert set(laid_out) == set(contract.MODELS) - {contract.ENSEMBLE_MODEL}
     for model, placement in laid_out.items():
         assert 1 <= placement.instances <= layout.MAX_INSTANCES, model
@@ -27,27 +28,49 @@ def test_no_network_is_given_more_threads_than_cores(cores):
             assert placement.instances * placement.threads <= cores, model
 
 
-def test_more_cores_never_get_fewer_instances_or_threads():
+@pytest.mark.parametrize("on_openvino", [False, True])
+def test_more_cores_never_get_fewer_instances_or_threads(on_openvino):
     for fewer, more in zip(range(1, 64), range(2, 65), strict=True):
-        for model, placement in layout.placements(fewer).items():
-            larger = layout.placements(more)[model]
+        for model, placement in layout.placements(fewer, on_openvino).items():
+            larger = layout.placements(more, on_openvino)[model]
             assert larger.instances * (larger.threads or 1) >= placement.instances, model
+
+
+def test_the_recognizer_takes_two_threads_an_instance_where_openvino_runs_it():
+    """ONNX Runtime's waiting threads spin: one an instance below 8 cores; OpenVINO's do not."""
+    recognizer = contract.TEXT_RECOGNITION
+    assert str(layout.placements(2)[recognizer]) == "2x1"
+    assert str(layout.placements(2, recognizer_on_openvino=True)[recognizer]) == "1x2"
+    assert str(layout.placements(4, recognizer_on_openvino=True)[recognizer]) == "2x2"
+    assert str(layout.placements(1, recognizer_on_openvino=True)[recognizer]) == "1x1"
+    for cores in (8, 16):
+        assert layout.placements(cores, True) == layout.placements(cores, False)
+    for cores in (1, 2, 4, 16):  # only the recognizer's layout depends on its runtime
+        on, off = layout.placements(cores, True), layout.placements(cores, False)
+        assert {m for m in on if on[m] != off[m]} <= {recognizer}
 
 
 def test_the_committed_configs_are_the_two_core_layout():
     """The files serve as they are (a plain tritonserver on them) on the machine they were
-    measured on; `serve` lays them out for others."""
-    for model, placement in layout.placements(2).items():
-        served = config(REPOSITORY / model / "config.pbtxt")
-        assert [g.count for g in served.instance_group] == [placement.instances], model
+    measured on, an AVX-512 one where OpenVINO runs the networks that name it; `serve` lays
+    them out for others. Every pack's recognizer is laid out for the runtime its file names."""
+    recognizer = REPOSITORY / contract.TEXT_RECOGNITION
+    variants = [p for p in recognizer.glob("configs/*.pbtxt") if "gpu" not in p.stem]
+    assert len(variants) >= 3
+    files = [REPOSITORY / model / "config.pbtxt" for model in layout.placements(2)] + variants
+    for path in files:
+        served = config(path)
+        placement = layout.placements(2, layout.runs_on_openvino(served, True))[served.name]
+        assert [g.count for g in served.instance_group] == [placement.instances], path
         if placement.threads is not None:
             threads = served.parameters[THREADS_KEY[served.backend]].string_value
-            assert threads == str(placement.threads), model
+            assert threads == str(placement.threads), path
 
 
 def test_laid_out_repository_sets_cpu_groups_and_keeps_gpu_variants(tmp_path):
     target = tmp_path / "laid-out"
-    laid_out = layout.laid_out_repository(REPOSITORY, target, 16, openvino=True)
+    layout.laid_out_repository(REPOSITORY, target, 16, openvino=True)
+    laid_out = layout.placements(16)
     recognizer = target / contract.TEXT_RECOGNITION
     assert (recognizer / "1").is_symlink()
     assert (recognizer / "1").resolve() == (REPOSITORY / contract.TEXT_RECOGNITION / "1").resolve()
@@ -86,7 +109,10 @@ def test_describe_names_each_model_once_and_the_runtime():
     assert line.startswith("layout for 16 cores: text_detection 4x4, text_recognition 8x2")
     assert line.count(" ocr ") == 1
     assert line.endswith("networks on the runtimes their configs name")
+    two = layout.describe(2, openvino=True)
+    assert "text_recognition 2x1 (1x2 on OpenVINO)" in two
     assert "ONNX Runtime's CPU provider" in layout.describe(2, openvino=False)
+    assert "on OpenVINO" not in layout.describe(2, openvino=False)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +143,12 @@ def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_
         assert not served.HasField("optimization"), model  # nothing else there: no empty block
         original = config(REPOSITORY / model / "config.pbtxt")
         original.ClearField("optimization")
-        assert served == original, model  # 2 cores: the files' own counts and threads
+        if model == contract.TEXT_RECOGNITION:  # on ONNX Runtime: 2 instances of 1 thread
+            assert [g.count for g in served.instance_group] == [2]
+            assert served.parameters["intra_op_thread_count"].string_value == "1"
+            original.instance_group[0].count = 2
+            original.parameters["intra_op_thread_count"].string_value = "1"
+        assert served == original, model  # else the files' own counts and threads
     layout.laid_out_repository(REPOSITORY, tmp_path / "kept", 2, openvino=True)
     for model in named:
         assert config(tmp_path / "kept" / model / "config.pbtxt") == config(

@@ -102,8 +102,9 @@ def openvino_pays(flags: frozenset[str] | None = None) -> bool:
     return "avx512f" in (cpu_flags() if flags is None else flags)
 
 
-def placements(cores: int) -> dict[str, Placement]:
-    """Each model's instances (and a network's threads per instance) on `cores` cores."""
+def placements(cores: int, recognizer_on_openvino: bool = False) -> dict[str, Placement]:
+    """Each model's instances (and a network's threads per instance) on `cores` cores, the
+    recognizer's for the runtime it runs on."""
     if cores < 1:
         raise ValueError(f"cores must be >= 1, not {cores}")
 
@@ -114,9 +115,12 @@ def placements(cores: int) -> dict[str, Placement]:
     classifier = Placement(instances(CORES_PER_CLASSIFIER), 1)
     # The detector reads one page per run and its layers spread well over threads; the
     # recognizer's runs are small (a group of crops), so more instances of one or two threads
-    # keep the cores busy where more threads per run would wait on each other.
+    # keep the cores busy where more threads per run would wait on each other. ONNX Runtime's
+    # waiting threads spin, so below 8 cores it gets one thread an instance; OpenVINO's do not,
+    # and two threads an instance read as fast with half the processes, each holding its own
+    # runtime, weights and compiled shapes.
     detection_threads = min(cores, 4)
-    recognition_threads = 1 if cores < 8 else 2
+    recognition_threads = min(cores, 2) if cores >= 8 or recognizer_on_openvino else 1
     return {
         contract.TEXT_DETECTION: Placement(instances(detection_threads), detection_threads),
         contract.TEXT_RECOGNITION: Placement(instances(recognition_threads), recognition_threads),
@@ -130,10 +134,23 @@ def placements(cores: int) -> dict[str, Placement]:
     }
 
 
+def runs_on_openvino(config: model_config_pb2.ModelConfig, openvino: bool) -> bool:
+    """Whether a config's CPU instances run on OpenVINO: it names the accelerator and this CPU
+    keeps it (`openvino`: openvino_pays)."""
+    accelerators = config.optimization.execution_accelerators.cpu_execution_accelerator
+    return openvino and any(a.name == "openvino" for a in accelerators)
+
+
 def describe(cores: int, openvino: bool) -> str:
-    """One line for the start-up log: instances, or instances x threads for a network, and
-    the networks' CPU runtime."""
-    parts = ", ".join(f"{model} {placement}" for model, placement in placements(cores).items())
+    """One line for the start-up log: instances, or instances x threads for a network (the
+    recognizer's on OpenVINO too where it differs), and the networks' CPU runtime."""
+    plain = placements(cores)
+    on_openvino = placements(cores, recognizer_on_openvino=True) if openvino else plain
+    parts = ", ".join(
+        f"{model} {placement}"
+        + (f" ({on_openvino[model]} on OpenVINO)" if on_openvino[model] != placement else "")
+        for model, placement in plain.items()
+    )
     runtime = (
         "networks on the runtimes their configs name"
         if openvino
@@ -173,37 +190,37 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: 
     fit_runtime(config, openvino)
 
 
-def laid_out_repository(
-    source: Path, target: Path, cores: int, openvino: bool
-) -> dict[str, Placement]:
+def lay_out(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> None:
+    """Apply to a config the layout for `cores` of its model (not ensemble_model, which has no
+    instances of its own), for the runtime it will run on."""
+    apply(config, placements(cores, runs_on_openvino(config, openvino))[config.name], openvino)
+
+
+def laid_out_repository(source: Path, target: Path, cores: int, openvino: bool) -> None:
     """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
     with the layout for `cores` (and the CPU runtime: openvino_pays) applied, linking everything
-    else (version folders, model files); return the layout. Triton serves `target` as it would
-    `source`."""
-    laid_out = placements(cores)
+    else (version folders, model files). Triton serves `target` as it would `source`."""
     target.mkdir(parents=True, exist_ok=True)
     for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
         if not (model_dir / "config.pbtxt").is_file():
             continue
-        placement = laid_out.get(model_dir.name)
         into = target / model_dir.name
         into.mkdir()
         for entry in model_dir.iterdir():
             if entry.name == "configs" and entry.is_dir():
                 (into / "configs").mkdir()
                 for variant in entry.glob("*.pbtxt"):
-                    _write_config(variant, into / "configs" / variant.name, placement, openvino)
+                    _write_config(variant, into / "configs" / variant.name, cores, openvino)
             elif entry.name == "config.pbtxt":
-                _write_config(entry, into / entry.name, placement, openvino)
+                _write_config(entry, into / entry.name, cores, openvino)
             else:
                 (into / entry.name).symlink_to(entry)
-    return laid_out
 
 
-def _write_config(source: Path, target: Path, placement: Placement | None, openvino: bool) -> None:
-    if placement is None:  # ensemble_model: no instances of its own
+def _write_config(source: Path, target: Path, cores: int, openvino: bool) -> None:
+    config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
+    if config.name not in placements(cores):  # ensemble_model: the file as it is
         target.write_text(source.read_text())
         return
-    config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
-    apply(config, placement, openvino)
+    lay_out(config, cores, openvino)
     target.write_text(text_format.MessageToString(config))

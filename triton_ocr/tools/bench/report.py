@@ -12,7 +12,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.serving.layout import apply, available_cores, describe, openvino_pays, placements
+from triton_ocr.serving.layout import available_cores, describe, lay_out, openvino_pays
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
@@ -132,7 +132,6 @@ def environment(repository: Repository, floor_threads: int) -> dict:
 
     pack = repository.pack
     cores = available_cores()
-    laid_out = placements(cores)  # what the bench's servers apply to the files (serving/layout.py)
     threads = {}
     models = (
         contract.TEXT_DETECTION,
@@ -143,8 +142,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     )
     for model in models:
         config = repository.config(model)
-        if model in laid_out:
-            apply(config, laid_out[model], openvino_pays())
+        lay_out(config, cores, openvino_pays())  # as the bench's servers do (serving/layout.py)
         threads[model] = {
             "backend": config.backend,
             "cpu_accelerators": [
