@@ -15,9 +15,9 @@ from types import UnionType
 from typing import Any, TypeVar, cast, overload
 
 from google.protobuf import json_format, text_format
-from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
+from triton_ocr.config.model_config import ModelConfig
 from triton_ocr.config.onnx_file import read_onnx_file
 from triton_ocr.config.packs import DEFAULT_PACK, check_pack, config_path
 from triton_ocr.config.parse import config_parameters, parse_groups, raw_parameters
@@ -84,7 +84,7 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
 }
 
 
-def as_given(config: model_config_pb2.ModelConfig) -> dict[str, Any]:
+def as_given(config: ModelConfig) -> dict[str, Any]:
     """A config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
     return cast(
         "dict[str, Any]", json_format.MessageToDict(config, preserving_proto_field_name=True)
@@ -166,15 +166,15 @@ class Repository:
     def config_path(self, model: str) -> Path:
         return config_path(self.path, model, self.pack)
 
-    def config(self, model: str) -> model_config_pb2.ModelConfig:
+    def config(self, model: str) -> ModelConfig:
         text = self.config_path(model).read_text()
-        return text_format.Parse(text, model_config_pb2.ModelConfig())
+        return text_format.Parse(text, ModelConfig())
 
     def config_dict(self, model: str) -> dict[str, Any]:
         """The config as Triton hands it to a Python model (JSON-like dict, proto field names)."""
         return as_given(self.config(model))
 
-    def write_config(self, model: str, config: model_config_pb2.ModelConfig) -> None:
+    def write_config(self, model: str, config: ModelConfig) -> None:
         """Replace `model`'s config for this pack (tools edit copies of a repository)."""
         self.config_path(model).write_text(text_format.MessageToString(config))
 
