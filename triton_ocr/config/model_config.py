@@ -1,7 +1,7 @@
 """Triton's model config message (`ModelConfig`), without gRPC.
 
 tritonclient ships it as generated code in `tritonclient.grpc.model_config_pb2`, but importing it
-so runs the `tritonclient.grpc` package, which loads gRPC: ~7 MiB of private memory and ~12 MiB
+so runs the `tritonclient.grpc` package, which loads gRPC: ~4 MiB of private memory and ~12 MiB
 of shared libraries in every Python stub that reads a config file, none of which a stub uses
 (docs/benchmarks.md, "Where the memory goes"). The generated module needs only protobuf, so it is
 loaded from its file under its own name; a later `import tritonclient.grpc` (the clients, the
