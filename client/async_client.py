@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tritonclient.utils import InferenceServerException
+
 from triton_ocr import contract
 from triton_ocr.settings import Documents, ImageLimits, ManyImages
 
@@ -27,6 +29,7 @@ from .ocr_client import (
     image_lines,
     image_request,
     limits_from,
+    limits_unread,
     ocr_documents,
     ocr_request,
     request_limits_from,
@@ -74,14 +77,19 @@ class AsyncOcrClient(ClientOptions):
         if not self._address_checked:  # the probe's socket blocks: off the event loop
             await asyncio.to_thread(self._check_address)
 
-    async def limits(self) -> ImageLimits:
-        """The server's decode limits, from its detection_preprocessing config (fetched once)."""
-        if self._limits is None:
+    async def limits(self, entry: str | None = None) -> ImageLimits:
+        """The server's decode limits for entry point `entry` (default: the one `read` calls),
+        from its first model's config (fetched once)."""
+        entry = entry or self.model
+        if entry not in self._limits:
             await self._address_checked_async()
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
-            config = await self.client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
-            self._limits = limits_from(config)
-        return self._limits
+            try:
+                config = await self.client.get_model_config(contract.ENTRY_STEPS[entry], **as_json)
+            except InferenceServerException as exc:
+                raise limits_unread(entry, exc) from exc
+            self._limits[entry] = limits_from(config, entry)
+        return self._limits[entry]
 
     async def request_limits(self) -> tuple[ManyImages, Documents]:
         """What one `ocr` request may hold (items; pages of all of them), from its config."""
@@ -128,7 +136,7 @@ class AsyncOcrClient(ClientOptions):
         if not items:
             return []
         data = await read_all(items)
-        check_items(data, await self.limits())
+        check_items(data, await self.limits(contract.OCR_MODEL))
         result = await self._infer(ocr_request(self._module, data, word_boxes, **parameters))
         return ocr_documents(result, [source_of(item) for item in items])
 

@@ -309,10 +309,18 @@ def flat_lines(documents: Sequence[Document]) -> list[list[TextLine]]:
     return [document.lines for document in documents]
 
 
-def limits_from(config: dict) -> ImageLimits:
-    """The decode limits in detection_preprocessing's config (gRPC wraps it, HTTP does not)."""
-    settings = step_settings(contract.DETECTION_PREPROCESSING, config.get("config", config))
-    return settings[ImageLimits]
+def limits_from(config: dict, entry: str) -> ImageLimits:
+    """The decode limits in the config of entry point `entry`'s first model (gRPC wraps it,
+    HTTP does not)."""
+    model = contract.ENTRY_STEPS[entry]
+    return step_settings(model, config.get("config", config))[ImageLimits]
+
+
+def limits_unread(entry: str, error: InferenceServerException) -> InferenceServerException:
+    """`error` from fetching entry point `entry`'s config, saying which entry point it was for
+    (its first model is what the server names: detection_preprocessing for the ensemble)."""
+    message = f"{entry}: the server's decode limits could not be read: {error.message()}"
+    return InferenceServerException(message, error.status(), error.debug_details())
 
 
 def request_limits_from(config: dict) -> tuple[ManyImages, Documents]:
@@ -351,7 +359,10 @@ class ClientOptions:
         self.retries = retries
         self.backoff = backoff
         self.overload_timeout = overload_timeout
-        self._limits = limits
+        # the decode limits by entry point: the caller's for both when given, else each fetched
+        self._limits: dict[str, ImageLimits] = (
+            dict.fromkeys(contract.ENTRY_STEPS, limits) if limits else {}
+        )
         self._address_checked = False
         self._connect()
 
@@ -392,14 +403,19 @@ class OcrClient(ClientOptions):
             self._client = module.InferenceServerClient(self.url)
         self._module = module
 
-    def limits(self) -> ImageLimits:
-        """The server's decode limits, from its detection_preprocessing config (fetched once)."""
-        if self._limits is None:
+    def limits(self, entry: str | None = None) -> ImageLimits:
+        """The server's decode limits for entry point `entry` (default: the one `read` calls),
+        from its first model's config (fetched once)."""
+        entry = entry or self.model
+        if entry not in self._limits:
             self._check_address()
             as_json = {"as_json": True} if self.protocol == "grpc" else {}  # HTTP: always
-            config = self._client.get_model_config(contract.DETECTION_PREPROCESSING, **as_json)
-            self._limits = limits_from(config)
-        return self._limits
+            try:
+                config = self._client.get_model_config(contract.ENTRY_STEPS[entry], **as_json)
+            except InferenceServerException as exc:
+                raise limits_unread(entry, exc) from exc
+            self._limits[entry] = limits_from(config, entry)
+        return self._limits[entry]
 
     def _infer(self, request: Request):
         self._check_address()
@@ -440,7 +456,7 @@ class OcrClient(ClientOptions):
         if not items:
             return []
         data = [as_bytes(item) for item in items]
-        check_items(data, self.limits())
+        check_items(data, self.limits(contract.OCR_MODEL))
         result = self._infer(ocr_request(self._module, data, word_boxes, **parameters))
         return ocr_documents(result, [source_of(item) for item in items])
 

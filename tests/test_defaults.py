@@ -69,7 +69,7 @@ def test_the_timeouts_and_the_queue_policy_are_read_from_the_contract():
     wait = inspect.signature(ClientOptions.__init__).parameters["timeout"].default
     assert wait == ReadOptions.timeout == contract.REQUEST_TIMEOUT_S
     assert GatewaySettings.timeout_s == ocrmypdf.DEFAULT_TIMEOUT_S == contract.UPLOAD_TIMEOUT_S
-    for entry, model in contract.ENTRY_QUEUES.items():
+    for entry, model in contract.ENTRY_STEPS.items():
         policy = Repository(ROOT / "repository").config(model).dynamic_batching.default_queue_policy
         assert policy.max_queue_size == contract.ENTRY_QUEUE_SIZE, entry
         assert policy.default_timeout_microseconds == contract.REQUEST_TIMEOUT_S * 1e6, entry

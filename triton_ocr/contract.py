@@ -42,16 +42,17 @@ ENTRY_POINTS = (ENSEMBLE_MODEL, OCR_MODEL)  # the models callers reach
 # the ONNX models
 NETWORKS = (PAGE_ORIENTATION, TEXT_DETECTION, TEXT_RECOGNITION, TEXT_ORIENTATION)
 # What each entry point needs loaded (`serve --entry-points`): `ocr` runs the Python steps
-# itself and calls the networks, and its clients read the decode limits from
-# detection_preprocessing's config (Triton serves the configs of loaded models only), which
-# then idles; the ensemble chains the Python step models, which call the networks.
+# itself and calls the networks; the ensemble chains the Python step models, which call the
+# networks.
 ENTRY_POINT_MODELS = {
     ENSEMBLE_MODEL: tuple(m for m in MODELS if m != OCR_MODEL),
-    OCR_MODEL: (DETECTION_PREPROCESSING, OCR_MODEL, *NETWORKS),
+    OCR_MODEL: (OCR_MODEL, *NETWORKS),
 }
-# The model whose queue policy bounds each entry point's waiting work (an ensemble has no queue:
-# its first step's holds it, beside the gate; docs/reliability.md, "Overload")
-ENTRY_QUEUES = {ENSEMBLE_MODEL: DETECTION_PREPROCESSING, OCR_MODEL: OCR_MODEL}
+# Each entry point's first model: its queue policy bounds the entry point's waiting work (an
+# ensemble has no queue: its first step's holds it, beside the gate; docs/reliability.md,
+# "Overload"), and its config holds the decode limits the clients read (Triton serves the
+# configs of loaded models only, so each entry point carries its own).
+ENTRY_STEPS = {ENSEMBLE_MODEL: DETECTION_PREPROCESSING, OCR_MODEL: OCR_MODEL}
 # Each entry queue's policy (the configs are generated with it): beyond this many waiting
 # requests Triton refuses one at once, and one waits at most the caller's deadline, else
 # REQUEST_TIMEOUT_S (docs/reliability.md, "Overload")

@@ -183,20 +183,28 @@ def test_the_async_client_reads_as_the_blocking_one(protocol, tmp_path):
     assert fake.calls[-1][0] == contract.ENSEMBLE_MODEL
 
 
-def test_the_async_client_fetches_the_limits_once():
-    text = (ROOT / "repository" / contract.DETECTION_PREPROCESSING / "config.pbtxt").read_text()
-    found = re.findall(r'key: "(\w+)" value: \{ string_value: "([^"]*)" \}', text)
-    parameters = {key: {"string_value": value} for key, value in found}
-    parameters["max_image_bytes"] = {"string_value": "1000"}
-    parameters["max_image_pixels"] = {"string_value": "1000000"}
-    config = {"name": contract.DETECTION_PREPROCESSING, "parameters": parameters}
+def test_the_async_client_fetches_each_entry_points_limits_once_from_its_first_model():
+    def config_of(model: str, max_bytes: int) -> dict:
+        text = (ROOT / "repository" / model / "config.pbtxt").read_text()
+        found = re.findall(r'key: "(\w+)" value: \{ string_value: "([^"]*)" \}', text)
+        parameters = {key: {"string_value": value} for key, value in found}
+        parameters["max_image_bytes"] = {"string_value": str(max_bytes)}
+        parameters["max_image_pixels"] = {"string_value": "1000000"}
+        return {"name": model, "parameters": parameters}
+
+    # `ocr` is served without detection_preprocessing (--entry-points ocr): its own config
+    # holds its limits; the ensemble's are its first step's
+    configs = {
+        contract.OCR_MODEL: config_of(contract.OCR_MODEL, 1000),
+        contract.DETECTION_PREPROCESSING: config_of(contract.DETECTION_PREPROCESSING, 2000),
+    }
 
     class Configured(FakeAsyncTriton):
-        fetched = 0
+        fetched: list[str] = []
 
         async def get_model_config(self, name, **kwargs):
-            assert name == contract.DETECTION_PREPROCESSING
-            Configured.fetched += 1
+            Configured.fetched.append(name)
+            config = configs[name]
             return {"config": config} if kwargs.get("as_json") else config
 
     async def main(protocol):
@@ -205,12 +213,15 @@ def test_the_async_client_fetches_the_limits_once():
         with pytest.raises(ImageDecodeError, match="exceeds the limit of 1000 bytes"):
             await client.read_document(b"\0" * 1001)
         await client.read_document(encoded("PNG"))
-        return await client.limits()
+        with pytest.raises(ImageDecodeError, match="exceeds the limit of 2000 bytes"):
+            await client.read(b"\0" * 2001)
+        return await client.limits(contract.OCR_MODEL), await client.limits()
 
     for protocol in ("http", "grpc"):
-        limits = run(main(protocol))
-        assert (limits.max_image_bytes, limits.max_image_pixels) == (1000, 1_000_000)
-    assert Configured.fetched == 2
+        ocr, ensemble = run(main(protocol))
+        assert (ocr.max_image_bytes, ocr.max_image_pixels) == (1000, 1_000_000)
+        assert ensemble.max_image_bytes == 2000
+    assert Configured.fetched == [contract.OCR_MODEL, contract.DETECTION_PREPROCESSING] * 2
 
 
 def test_the_protocol_is_checked():

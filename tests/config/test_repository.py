@@ -183,10 +183,21 @@ def test_the_bls_timeout_is_stated_once(pack):
 
 
 @pytest.mark.parametrize("pack", PACKS)
-def test_the_client_finds_the_decode_limits_where_it_looks(pack):
+def test_each_entry_point_states_the_same_decode_limits_where_its_clients_look(pack):
     configs = Repository(REPOSITORY, pack)
-    limits = configs.step(contract.DETECTION_PREPROCESSING)[ImageLimits]
-    assert limits.max_image_bytes > 1 << 20 and limits.max_image_pixels > 10**6
+    for first in contract.ENTRY_STEPS.values():
+        limits = configs.step(first)[ImageLimits]
+        assert limits.max_image_bytes > 1 << 20 and limits.max_image_pixels > 10**6
+        assert limits == configs.image_limits() == configs.pipeline_settings(["a"]).limits
+
+
+def test_entry_points_that_would_read_an_image_differently_are_refused(tmp_path):
+    copy = Repository(REPOSITORY).copy_to(tmp_path / "repository")
+    config = copy.config(contract.OCR_MODEL)
+    config.parameters["max_image_bytes"].string_value = "1000"
+    copy.write_config(contract.OCR_MODEL, config)
+    with pytest.raises(ValueError, match="decode limits differ"):
+        copy.pipeline_settings(["a"])
 
 
 def test_copies_take_edited_configs(tmp_path):

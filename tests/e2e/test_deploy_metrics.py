@@ -14,7 +14,7 @@ import yaml
 
 from tests.conftest import ROOT
 from triton_ocr.client import OcrClient
-from triton_ocr.contract import ENTRY_POINTS, ENTRY_QUEUES
+from triton_ocr.contract import ENTRY_POINTS, ENTRY_STEPS
 from triton_ocr.tools.samples import render
 
 from .conftest import Endpoints
@@ -88,7 +88,7 @@ def test_the_rules_read_series_the_server_exports(server: Endpoints):
             models = filters.get("model")
             if models:  # the entry points, or the models whose queues bound them
                 named = sorted(models.split("|"))
-                assert named in (sorted(ENTRY_POINTS), sorted(ENTRY_QUEUES.values())), named
+                assert named in (sorted(ENTRY_POINTS), sorted(ENTRY_STEPS.values())), named
                 assert set(named) <= set(metrics[name]), (name, sorted(metrics[name]))
 
 

@@ -29,7 +29,8 @@ def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tm
     with running_server(opts, log_file=tmp_path / "server.log") as process:
         instances = [stub.model for stub in stubs(process.pid)]
         assert set(instances) == set(contract.ENTRY_POINT_MODELS[contract.OCR_MODEL])
-        assert contract.GROUPED_RECOGNITION not in instances  # an ensemble step, not loaded
+        for step in (contract.DETECTION_PREPROCESSING, contract.GROUPED_RECOGNITION):
+            assert step not in instances  # ensemble steps, not loaded
         # the committed configs hold two instances of these (the 2-core layout); one core: one
         assert (
             instances.count(contract.TEXT_RECOGNITION) == instances.count(contract.OCR_MODEL) == 1
@@ -46,7 +47,7 @@ def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tm
         for key, value in MALLOC_ENVIRONMENT.items():  # the stubs inherit it
             assert f"{key}={value}".encode() in environ
         with OcrClient(f"127.0.0.1:{grpc}", "grpc", model=contract.OCR_MODEL) as client:
-            assert client.limits().max_image_bytes > 0  # detection_preprocessing's config
+            assert client.limits().max_image_bytes > 0  # from `ocr`'s own config
             page = client.read_document(sample.png).pages[0]
             read = normalize(" ".join(line.text for line in page.lines))
             assert all(normalize(text) in read for text in sample.texts)

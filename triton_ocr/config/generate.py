@@ -20,6 +20,7 @@ import jinja2
 from triton_ocr import contract
 from triton_ocr.config.packs import (
     DEFAULT_PACK,
+    IMAGE_LIMITS,
     NO_MEMORY_PATTERN,
     PACK_LIST,
     Pack,
@@ -142,6 +143,7 @@ def environment() -> jinja2.Environment:
         detector_maps=detector_maps,
         settings_of=settings_of,
         no_memory_pattern=NO_MEMORY_PATTERN,
+        image_limits=IMAGE_LIMITS,
         contract=contract,
         queue_timeout_us=int(contract.REQUEST_TIMEOUT_S * 1_000_000),
     )

@@ -190,6 +190,21 @@ NO_MEMORY_PATTERN = Param(
     "inputs change shape from request to request: ONNX Runtime would keep a memory pattern per\n"
     'shape, memory held for no speed (docs/benchmarks.md, "Where the memory goes")',
 )
+# What an encoded image may cost before it is decoded (ImageLimits), in each entry point's
+# first model's config: the clients read them from the entry point they call (contract.ENTRY_STEPS)
+IMAGE_LIMITS = (
+    Param(
+        "max_image_pixels",
+        "50000000",
+        "Refuse images above this many pixels before decoding (decompression bombs).",
+    ),
+    Param(
+        "max_image_bytes",
+        "33554432",
+        "encoded bytes per image (32 MiB), refused before decoding: Triton 2.51 has no body limit\n"
+        '(docs/reliability.md, "Findings about Triton 2.51")',
+    ),
+)
 RESIZE_NOTE = (
     "RapidOCR's resize: short side up to min_side_len, long side capped, sides multiples of 32"
 )

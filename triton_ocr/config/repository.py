@@ -80,7 +80,7 @@ STEP_SETTINGS: dict[str, tuple[type, ...]] = {
     contract.DETECTION_PREPROCESSING: (Pack, ImageLimits, DetectorInput, PageOrientation),
     contract.DETECTION_POSTPROCESSING: (TextLines, RecognizerInput, Blocks),
     contract.GROUPED_RECOGNITION: (Pack, Grouping, Orientation, Bls, TextFilter, AlphabetSource),
-    contract.OCR_MODEL: (Pack, ManyImages, Documents, WordBoxes, Tables),
+    contract.OCR_MODEL: (Pack, ManyImages, ImageLimits, Documents, WordBoxes, Tables),
 }
 
 
@@ -261,13 +261,20 @@ class Repository:
         """The BLS timeout, stated once in grouped_recognition's config."""
         return self.step(contract.GROUPED_RECOGNITION)[Bls]
 
+    def image_limits(self) -> ImageLimits:
+        """The decode limits, which each entry point's first model states (contract.ENTRY_STEPS:
+        its clients read them there); both entry points must read an image alike."""
+        found = {step: self.step(step)[ImageLimits] for step in contract.ENTRY_STEPS.values()}
+        if len(set(found.values())) > 1:
+            raise ValueError(f"the entry points' decode limits differ: {found}")
+        return found[contract.ENTRY_STEPS[contract.OCR_MODEL]]
+
     def pipeline_settings(self, alphabet: Sequence[str] | None = None) -> PipelineSettings:
         """Every setting of the ensemble's steps for this pack: what `ocr` and the in-process
         floor run with, so they read every image as `ensemble_model` does. `alphabet`: the
         recognizer's classes when known (tests); by default read from its ONNX file."""
         first = self.step(contract.DETECTION_PREPROCESSING)
-        limits, detector_input = first[ImageLimits], first[DetectorInput]
-        page = first[PageOrientation]
+        detector_input, page = first[DetectorInput], first[PageOrientation]
         located = self.step(contract.DETECTION_POSTPROCESSING)
         lines, recognizer_input = located[TextLines], located[RecognizerInput]
         blocks, boxes = located[Blocks], located[Boxes]
@@ -276,6 +283,7 @@ class Repository:
         text_filter, source = grouped[TextFilter], grouped[AlphabetSource]
         whole = self.step(contract.OCR_MODEL)
         documents, words, tables = whole[Documents], whole[WordBoxes], whole[Tables]
+        limits = self.image_limits()
         self.check_group_size(grouping)
         return PipelineSettings(
             limits=limits,

@@ -317,7 +317,7 @@ async def answer(request: Request, settings: GatewaySettings, client: AsyncOcrCl
     query = query_parameters(request.query_params.multi_items())
     chosen, parameters = query.format, query.parameters
     try:
-        limit = settings.max_body_bytes or (await client.limits()).max_image_bytes
+        limit = settings.max_body_bytes or (await client.limits(contract.OCR_MODEL)).max_image_bytes
     except Exception as exc:  # noqa: BLE001
         raise service_problem(exc) from exc
     body = await bounded_body(request.stream(), request.headers.get("content-length"), limit)

@@ -80,7 +80,7 @@ async def server_reads(client: AsyncOcrClient) -> ServerReads:
     """The server's limits and `ocr` documents settings (each asked once by the client): the
     preview reads pages as the server will."""
     try:
-        limits = await client.limits()
+        limits = await client.limits(contract.OCR_MODEL)
         _, documents = await client.request_limits()
     except Exception as exc:  # noqa: BLE001 (any failure to ask is the service's)
         raise HTTPException(503, f"the service cannot be reached: {exc}") from exc
