@@ -352,6 +352,8 @@ class ClientOptions:
         given."""
         if protocol not in ("http", "grpc"):
             raise ValueError(f"protocol must be 'http' or 'grpc', not {protocol!r}")
+        if model not in contract.ENTRY_POINTS:
+            raise ValueError(f"model must be one of {list(contract.ENTRY_POINTS)}, not {model!r}")
         self.url = url
         self.protocol = protocol
         self.model = model

@@ -18,7 +18,7 @@ UPLOAD_TIMEOUT_S = 120.0
 
 # The models of the repository, in the order a request passes them (each folder's config.pbtxt
 # `name`).
-DETECTION_PREPROCESSING = "detection_preprocessing"  # also holds the decode limits
+DETECTION_PREPROCESSING = "detection_preprocessing"  # also holds the ensemble's decode limits
 PAGE_ORIENTATION = "page_orientation"  # the 0/90/180/270-degree page classifier, every pack's
 TEXT_DETECTION = "text_detection"
 DETECTION_POSTPROCESSING = "detection_postprocessing"

@@ -227,3 +227,9 @@ def test_the_async_client_fetches_each_entry_points_limits_once_from_its_first_m
 def test_the_protocol_is_checked():
     with pytest.raises(ValueError, match="protocol must be 'http' or 'grpc'"):
         AsyncOcrClient(protocol="https")
+
+
+def test_the_model_is_checked():
+    # each entry point's decode limits are read from its own first model: a client must name one
+    with pytest.raises(ValueError, match="model must be one of"):
+        AsyncOcrClient(model=contract.TEXT_DETECTION)
