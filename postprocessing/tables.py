@@ -6,7 +6,8 @@ Two kinds, found in this order:
 1. **Ruled** tables: the page's ruled grids (postprocessing.rules) that hold text as a table
    does (`table_grid`: rules thinner than the text, rows and columns no narrower than a line
    of it, rules through little of it: strokes of big letters and a picture's edges run through
-   text). Text goes to the cell its centre lies in.
+   text). Text goes to the cell its centre lies in; a merged cell whose texts stand apart in
+   its columns is split back into them (`column_parts`: rules drawn only in the header).
 2. **Unruled** tables, from the text's geometry (statements, receipts, papers' tables with
    horizontal rules only): the text outside ruled tables, cut into segments (a line, split
    where its words leave a gap of `SEGMENT_GAP` line heights), sorted into rows; runs of at
@@ -18,7 +19,8 @@ Two kinds, found in this order:
    columns the detector ran into one line; a line run across a gutter is cut between its
    words). Columns of running prose (half of them or more wide and filled by lines of several
    words) are not a table. A segment across a gutter spans those columns; a cell's next line
-   joins its row.
+   joins its row (in the first column, where its first word would not have fit on the line
+   above: the label broke there).
 
 Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
 are axis-aligned (a photo's table must be roughly level).
@@ -50,6 +52,7 @@ MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
 WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each
 MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
 NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
+WORD_SPACE = 0.3  # the space between two words, in line heights
 WORD_GUTTER = 0.4  # words this many line heights apart may stand in two columns ...
 COMMON_GAP = 0.8  # ... when the same gap parts this share of a column's rows
 PROSE_WIDTH = 12.0  # a column of prose is at least this many line heights wide, ...
@@ -158,6 +161,25 @@ def table_grid(grid: Grid, found: Sequence[Segment]) -> bool:
     return sum(crossed(grid, s) for s in mine) <= CROSSED * len(mine)
 
 
+def column_parts(
+    xs: Sequence[float], column: int, span: int, box: Box, found: Sequence[Segment]
+) -> list[tuple[int, int]]:
+    """A merged cell's columns as (first, span): the cell whole, or one cell a column where its
+    text stands apart in two or more of them and none crosses a column's edge (a table ruled
+    across but not down, its columns set by the header's rules: the rule is missing because
+    it was never drawn, not because the cell spans)."""
+    if span == 1:
+        return [(column, 1)]
+    mine = [s for s in found if inside(center(s.box), box)]
+    edges = xs[column + 1 : column + span]
+    if any(s.box[0] < x < s.box[2] for s in mine for x in edges):
+        return [(column, span)]
+    holding = {column + int(np.searchsorted(edges, center(s.box)[0])) for s in mine}
+    if len(holding) < 2:
+        return [(column, span)]
+    return [(c, 1) for c in range(column, column + span)]
+
+
 def ruled_tables(gray: NDArray[np.uint8], found: Sequence[Segment]) -> list[Table]:
     """The page's ruled tables, each cell's text from the segments whose centre lies in it."""
     tables = []
@@ -168,8 +190,10 @@ def ruled_tables(gray: NDArray[np.uint8], found: Sequence[Segment]) -> list[Tabl
         xs, ys = grid.xs, grid.ys
         made = []
         for row, column, row_span, column_span in grid.cells:
-            box = (xs[column], ys[row], xs[column + column_span], ys[row + row_span])
-            made.append(Cell(row, column, row_span, column_span, box, text_in(box, found)))
+            whole = (xs[column], ys[row], xs[column + column_span], ys[row + row_span])
+            for first, span in column_parts(xs, column, column_span, whole, found):
+                box = (xs[first], ys[row], xs[first + span], ys[row + row_span])
+                made.append(Cell(row, first, row_span, span, box, text_in(box, found)))
         if sum(bool(cell.text) for cell in made) >= 2:
             tables.append(Table(grid.box, len(ys) - 1, len(xs) - 1, True, made))
     return tables
@@ -336,12 +360,45 @@ def prose(columns: list[tuple[float, float]], members: list[list[Segment]], heig
     return running * 2 >= len(columns)
 
 
+def first_word_width(segment: Segment) -> float:
+    """The width of a segment's first word (its share of the segment's characters when its
+    words were not read)."""
+    if segment.words:
+        box = segment.words[0][0]
+        return box[2] - box[0]
+    first = segment.text.split()[0] if segment.text.split() else segment.text
+    return (segment.box[2] - segment.box[0]) * len(first) / max(len(segment.text), 1)
+
+
+def wrapped_first_column(
+    row: list[Segment], sp: list[tuple[int, int]], above: list[Segment], limit: float, space: float
+) -> bool:
+    """`row` is the next line of the first column's cell above: it holds the first column only,
+    and its first word would not have fit on that cell's last line within `limit` (the right
+    edge of the column's widest line), so the line broke there; a label of its own (a section's
+    name under a short row label) would have fit."""
+    if len(row) != 1 or sp[0] != (0, 0):
+        return False
+    column = [s for s in above if s.box[0] < row[0].box[2] and s.box[2] > row[0].box[0]]
+    if not column:
+        return False
+    last = max(column, key=lambda s: s.box[3])
+    return last.box[2] + space + first_word_width(row[0]) > limit
+
+
 def next_lines_joined(
     run: list[list[Segment]], spans: list[list[tuple[int, int]]], height: float
 ) -> tuple[list[list[Segment]], list[list[tuple[int, int]]]]:
     """Rows that are a cell's next lines joined to the row above: not set apart, close under
-    it (NEXT_LINE line heights), nothing in the first column, and text only in columns the row
-    above has text in."""
+    it (NEXT_LINE line heights), and either text only in columns after the first that the row
+    above has text in, or the first column's text wrapped (wrapped_first_column)."""
+    first = [
+        s
+        for row, sp in zip(run, spans, strict=True)
+        for s, c in zip(row, sp, strict=True)
+        if c == (0, 0)
+    ]
+    limit = max((s.box[2] for s in first), default=0.0)
     rows = [list(run[0])]
     row_spans = [list(spans[0])]
     for row, sp in zip(run[1:], spans[1:], strict=True):
@@ -350,7 +407,10 @@ def next_lines_joined(
         if (
             not set_apart(row, height)
             and gap <= NEXT_LINE * height
-            and all(a > 0 and set(range(a, b + 1)) <= above for a, b in sp)
+            and (
+                all(a > 0 and set(range(a, b + 1)) <= above for a, b in sp)
+                or wrapped_first_column(row, sp, rows[-1], limit, WORD_SPACE * height)
+            )
         ):
             rows[-1] += row
             row_spans[-1] += sp

@@ -202,9 +202,11 @@ RULED_CELLS = (
 RULED_XS = (40, 260, 420, 580, 720)  # the column rules
 
 
-def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20) -> Sample:
+def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20, down: bool = True) -> Sample:
     """RULED_CELLS in a grid of rules one pixel short of 2 wide, no rule inside the spanning
-    header cell; its lines in reading order, row by row."""
+    header cell; its lines in reading order, row by row. `down` False: the rules between
+    columns are drawn in the header rows only (a table ruled across, its columns set by its
+    header)."""
     pitch, top = 2 * size + 10, 40
     ys = [top + pitch * r for r in range(len(RULED_CELLS) + 1)]
     placed = [
@@ -219,7 +221,9 @@ def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20) -> Sample:
     for y in ys:
         draw.line([(RULED_XS[0], y), (RULED_XS[-1], y)], fill=(0, 0, 0), width=2)
     for c, x in enumerate(RULED_XS):
-        draw.line([(x, ys[1] if c == 2 else ys[0]), (x, ys[-1])], fill=(0, 0, 0), width=2)
+        inner = 0 < c < len(RULED_XS) - 1
+        bottom = ys[-1] if down or not inner else ys[2]
+        draw.line([(x, ys[1] if c == 2 else ys[0]), (x, bottom)], fill=(0, 0, 0), width=2)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return replace(sample, png=buffer.getvalue())

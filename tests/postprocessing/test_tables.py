@@ -46,6 +46,18 @@ def test_a_ruled_table_with_a_spanning_header_cell():
     assert abs(table.box[0] - RULED_XS[0]) <= 3 and abs(table.box[2] - RULED_XS[-1]) <= 3
 
 
+def test_a_table_ruled_across_keeps_the_columns_its_header_rules_set():
+    # no rule between the columns below the header: each body row is one merged grid cell,
+    # but its texts stand apart in the header's columns, so the cells are the columns'
+    sample = ruled_table(down=False)
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    assert table.ruled and (table.rows, table.columns) == (5, 4)
+    assert grid_texts(table) == [list(row) for row in RULED_CELLS]
+    spanning = [c for c in table.cells if c.column_span > 1]
+    assert [(c.row, c.column, c.row_span, c.column_span) for c in spanning] == [(0, 1, 1, 2)]
+
+
 def test_a_page_over_the_rule_side_is_looked_at_scaled_and_answered_in_its_pixels():
     """A 4x page (3,040 px wide, over RULE_SIDE): the same table, its boxes in the large page's
     pixels."""
@@ -238,6 +250,38 @@ def test_a_cells_next_line_and_a_section_label_stay_in_one_table():
     assert ["A2", "Paid in part, the rest due in May", "20.00"] in got
     assert ["Refunds", "", ""] in got and got[-1] == ["B2", "Refunded", "7.50"]
     assert table.rows == 6
+
+
+def test_a_row_label_broken_where_its_next_word_would_not_fit_is_one_cell():
+    size = 20
+    rows = [
+        ("Measure", "2019", "2020"),
+        ("Median household income", "49.5", "51.3"),
+        ("Households below poverty", "12", "13"),  # the label column's widest line
+        ("Between-state income", "0.06", "0.07"),
+        ("inequality (Gini index)", None, None),  # "inequality" would not have fit above
+        ("Total", "5", "6"),
+        ("Women", None, None),  # as close under, but it would have fit: a label of its own
+        ("Under 20", "1", "2"),
+    ]
+    xs = (40, 380, 480)
+    ys, y = [], 30
+    for row in rows:
+        y += 22 if row[1] is None else 42  # a line without values sits closer
+        ys.append(y)
+    placed = tuple(
+        Placed(text, (x, top), size, face="DejaVuSans.ttf")
+        for row, top in zip(rows, ys, strict=True)
+        for x, text in zip(xs, row, strict=True)
+        if text
+    )
+    sample = render(placed, (600, ys[-1] + 60))
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    got = grid_texts(table)
+    assert ["Between-state income inequality (Gini index)", "0.06", "0.07"] in got
+    assert ["Total", "5", "6"] in got and ["Women", "", ""] in got
+    assert table.rows == 7
 
 
 def test_a_table_turned_back_keeps_its_rows_and_columns():
