@@ -17,10 +17,10 @@ Two kinds, found in this order:
    line) and header rows before, whose segments line up in columns (the gutters of
    blocks.gutters, and inside a column a gap between words most of its rows share: two close
    columns the detector ran into one line; a line run across a gutter is cut between its
-   words). Columns of running prose (half of them or more wide and filled by lines of several
-   words) are not a table. A segment across a gutter spans those columns; a cell's next line
-   joins its row (in the first column, where its first word would not have fit on the line
-   above: the label broke there).
+   words; a column with text in one row only joins its neighbour). Columns of running prose
+   (half of them or more wide and filled by lines of several words) are not a table. A segment
+   across a gutter spans those columns; a cell's next line joins its row (in the first column,
+   where its first word would not have fit on the line above: the label broke there).
 
 Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
 are axis-aligned (a photo's table must be roughly level).
@@ -461,6 +461,29 @@ def word_gutters(run: list[list[Segment]], edges: list[float], height: float) ->
     return found
 
 
+def lone_columns_joined(run: list[list[Segment]], cuts: list[float]) -> list[float]:
+    """The cuts less the one beside each column whose text stands in one row only, on the side
+    of the nearer neighbouring text: a piece of one cell the detector boxed apart (the "%" of a
+    head "% Pos" over a column of figures), not a column."""
+    n = len(cuts) + 1
+    rows: list[set[int]] = [set() for _ in range(n)]
+    spans = [[np.inf, -np.inf] for _ in range(n)]
+    for r, row in enumerate(run):
+        for s in row:
+            c = int(np.searchsorted(cuts, center(s.box)[0]))
+            rows[c].add(r)
+            spans[c] = [min(spans[c][0], s.box[0]), max(spans[c][1], s.box[2])]
+    dropped: set[int] = set()
+    for c in range(n):
+        if len(rows[c]) != 1 or n - len(dropped) <= 2:
+            continue
+        left = spans[c][0] - spans[c - 1][1] if c > 0 and rows[c - 1] else np.inf
+        right = spans[c + 1][0] - spans[c][1] if c + 1 < n and rows[c + 1] else np.inf
+        if min(left, right) < np.inf:
+            dropped.add(c - 1 if left <= right else c)
+    return [x for i, x in enumerate(cuts) if i not in dropped]
+
+
 def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
     """A run of rows as a table, if its segments line up in two or more columns."""
     every = [s for row in run for s in row]
@@ -470,6 +493,7 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
     if not cuts:
         return None
     cuts = sorted(cuts + word_gutters(run, [float(starts.min()), *cuts, float(ends.max())], height))
+    cuts = lone_columns_joined(run, cuts)
     # a line run across a gutter is cut between its words, but not in the header (the rows up
     # to the first set apart), where a cell centred over two columns spans them
     header = next(k for k, row in enumerate(run) if set_apart(row, height)) + 1

@@ -9,7 +9,13 @@ import numpy as np
 from tests.samples import RULED_CELLS, RULED_XS, layout_page, receipt, ruled_table
 from triton_ocr.postprocessing.geometry import quad_of, turned_back
 from triton_ocr.postprocessing.rules import RULE_SIDE
-from triton_ocr.postprocessing.tables import Table, find_tables, turned_table
+from triton_ocr.postprocessing.tables import (
+    Segment,
+    Table,
+    find_tables,
+    lone_columns_joined,
+    turned_table,
+)
 from triton_ocr.postprocessing.words import Words
 from triton_ocr.tools.samples import Placed, Sample, render
 
@@ -282,6 +288,23 @@ def test_a_row_label_broken_where_its_next_word_would_not_fit_is_one_cell():
     assert ["Between-state income inequality (Gini index)", "0.06", "0.07"] in got
     assert ["Total", "5", "6"] in got and ["Women", "", ""] in got
     assert table.rows == 7
+
+
+def test_a_heads_word_boxed_apart_is_not_a_column_of_its_own():
+    # made-up boxes: the head "% Pos" over a column of figures came as two pieces, a gutter
+    # apart, so the gutters gave "%" a column that no other row has text in
+    def piece(text: str, x0: float, x1: float, row: int) -> Segment:
+        return Segment((x0, 40.0 * row, x1, 40.0 * row + 20), text, row, 0)
+
+    run = [[piece("Item", 40, 90, 0), piece("N", 300, 315, 0)]]
+    run[0] += [piece("%", 390, 406, 0), piece("Pos", 445, 485, 0)]
+    for r, (item, n, value) in enumerate([("Apples", "109", "0.9"), ("Pears", "93", "1.1")], 1):
+        run.append([piece(item, 40, 110, r), piece(n, 300, 335, r), piece(value, 450, 480, r)])
+    cuts = [200.0, 362.0, 425.0]  # Item | N | % | Pos
+    assert lone_columns_joined(run, cuts) == [200.0, 362.0]  # "%" joins "Pos", the nearer
+    # a column with text in two rows or more is a column
+    run[1].append(piece("x", 392, 402, 1))
+    assert lone_columns_joined(run, cuts) == cuts
 
 
 def test_a_table_turned_back_keeps_its_rows_and_columns():
