@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+import pytest
 
 from tests.samples import RULED_CELLS, RULED_XS, layout_page, receipt, ruled_table
 from triton_ocr.postprocessing.geometry import quad_of, turned_back
@@ -39,8 +40,11 @@ def grid_texts(table: Table) -> list[list[str | None]]:
     return places
 
 
-def test_a_ruled_table_with_a_spanning_header_cell():
-    sample = ruled_table()
+@pytest.mark.parametrize("down", [True, False])
+def test_a_ruled_table_with_a_spanning_header_cell(down):
+    # down False: no rule between the columns below the header, so each body row is one merged
+    # grid cell, but its texts stand apart in the header's columns: the cells are the columns'
+    sample = ruled_table(down=down)
     texts, quads, blocks = lines_of(sample)
     (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
     assert table.ruled and (table.rows, table.columns) == (5, 4)
@@ -50,18 +54,6 @@ def test_a_ruled_table_with_a_spanning_header_cell():
     # every cell's box lies between its rules
     assert abs(spanning[0].box[0] - RULED_XS[1]) <= 3 and abs(spanning[0].box[2] - RULED_XS[3]) <= 3
     assert abs(table.box[0] - RULED_XS[0]) <= 3 and abs(table.box[2] - RULED_XS[-1]) <= 3
-
-
-def test_a_table_ruled_across_keeps_the_columns_its_header_rules_set():
-    # no rule between the columns below the header: each body row is one merged grid cell,
-    # but its texts stand apart in the header's columns, so the cells are the columns'
-    sample = ruled_table(down=False)
-    texts, quads, blocks = lines_of(sample)
-    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
-    assert table.ruled and (table.rows, table.columns) == (5, 4)
-    assert grid_texts(table) == [list(row) for row in RULED_CELLS]
-    spanning = [c for c in table.cells if c.column_span > 1]
-    assert [(c.row, c.column, c.row_span, c.column_span) for c in spanning] == [(0, 1, 1, 2)]
 
 
 def test_a_page_over_the_rule_side_is_looked_at_scaled_and_answered_in_its_pixels():
@@ -226,8 +218,26 @@ def test_a_line_run_across_two_cells_is_cut_between_its_words():
     assert grid_texts(table) == [list(row) for row in rows]
 
 
+def one_table(rows, xs, closer) -> Table:
+    """The one table found on a page of `rows` (None: no text) set at `xs` in 20-pixel type,
+    each row 42 pixels under the one before, 22 where `closer(row)` (a cell's next line)."""
+    ys, y = [], 30
+    for row in rows:
+        y += 22 if closer(row) else 42
+        ys.append(y)
+    placed = tuple(
+        Placed(text, (x, top), 20, face="DejaVuSans.ttf")
+        for row, top in zip(rows, ys, strict=True)
+        for x, text in zip(xs, row, strict=True)
+        if text
+    )
+    sample = render(placed, (600, ys[-1] + 60))
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    return table
+
+
 def test_a_cells_next_line_and_a_section_label_stay_in_one_table():
-    size, pitch = 20, 30
     rows = [
         ("Code", "Status", "Amount"),
         ("A1", "Paid in full", "10.00"),
@@ -237,20 +247,7 @@ def test_a_cells_next_line_and_a_section_label_stay_in_one_table():
         ("B1", "Refunded", "5.00"),
         ("B2", "Refunded", "7.50"),
     ]
-    xs = (40, 160, 460)
-    ys, y = [], 30
-    for row in rows:
-        y += 22 if row[0] is None else pitch + 12  # a cell's next line sits closer
-        ys.append(y)
-    placed = tuple(
-        Placed(text, (x, top), size, face="DejaVuSans.ttf")
-        for row, top in zip(rows, ys, strict=True)
-        for x, text in zip(xs, row, strict=True)
-        if text
-    )
-    sample = render(placed, (600, ys[-1] + 60))
-    texts, quads, blocks = lines_of(sample)
-    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    table = one_table(rows, (40, 160, 460), lambda row: row[0] is None)
     got = grid_texts(table)
     assert got[0] == ["Code", "Status", "Amount"]
     assert ["A2", "Paid in part, the rest due in May", "20.00"] in got
@@ -259,7 +256,6 @@ def test_a_cells_next_line_and_a_section_label_stay_in_one_table():
 
 
 def test_a_row_label_broken_where_its_next_word_would_not_fit_is_one_cell():
-    size = 20
     rows = [
         ("Measure", "2019", "2020"),
         ("Median household income", "49.5", "51.3"),
@@ -270,20 +266,7 @@ def test_a_row_label_broken_where_its_next_word_would_not_fit_is_one_cell():
         ("Women", None, None),  # as close under, but it would have fit: a label of its own
         ("Under 20", "1", "2"),
     ]
-    xs = (40, 380, 480)
-    ys, y = [], 30
-    for row in rows:
-        y += 22 if row[1] is None else 42  # a line without values sits closer
-        ys.append(y)
-    placed = tuple(
-        Placed(text, (x, top), size, face="DejaVuSans.ttf")
-        for row, top in zip(rows, ys, strict=True)
-        for x, text in zip(xs, row, strict=True)
-        if text
-    )
-    sample = render(placed, (600, ys[-1] + 60))
-    texts, quads, blocks = lines_of(sample)
-    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    table = one_table(rows, (40, 380, 480), lambda row: row[1] is None)
     got = grid_texts(table)
     assert ["Between-state income inequality (Gini index)", "0.06", "0.07"] in got
     assert ["Total", "5", "6"] in got and ["Women", "", ""] in got
