@@ -20,7 +20,8 @@ Two kinds, found in this order:
    words; a column with text in one row only joins its neighbour). Columns of running prose
    (half of them or more wide and filled by lines of several words) are not a table. A segment
    across a gutter spans those columns; a cell's next line joins its row (in the first column,
-   where its first word would not have fit on the line above: the label broke there).
+   where its first word would not have fit on the line above: the label broke there; before
+   the body, even when its pieces stand apart: a header's cells of two lines).
 
 Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
 are axis-aligned (a photo's table must be roughly level).
@@ -389,9 +390,11 @@ def wrapped_first_column(
 def next_lines_joined(
     run: list[list[Segment]], spans: list[list[tuple[int, int]]], height: float
 ) -> tuple[list[list[Segment]], list[list[tuple[int, int]]]]:
-    """Rows that are a cell's next lines joined to the row above: not set apart, close under
-    it (NEXT_LINE line heights), and either text only in columns after the first that the row
-    above has text in, or the first column's text wrapped (wrapped_first_column)."""
+    """Rows that are a cell's next lines joined to the row above: not set apart (or before the
+    body, its first row with a label and text in half the columns: a header's cells of two
+    lines), close under it (NEXT_LINE line heights), and either text only in columns after the
+    first that the row above has text in, or the first column's text wrapped
+    (wrapped_first_column)."""
     first = [
         s
         for row, sp in zip(run, spans, strict=True)
@@ -399,13 +402,22 @@ def next_lines_joined(
         if c == (0, 0)
     ]
     limit = max((s.box[2] for s in first), default=0.0)
+    n = max(b for sp in spans for _, b in sp) + 1
+    body = next(
+        (
+            k
+            for k, sp in enumerate(spans)
+            if (0, 0) in sp and 2 * len({c for a, b in sp for c in range(a, b + 1)}) >= n
+        ),
+        0,
+    )
     rows = [list(run[0])]
     row_spans = [list(spans[0])]
-    for row, sp in zip(run[1:], spans[1:], strict=True):
+    for k, (row, sp) in enumerate(zip(run[1:], spans[1:], strict=True), 1):
         above = {c for a, b in row_spans[-1] for c in range(a, b + 1)}
         gap = min(s.box[1] for s in row) - max(s.box[3] for s in rows[-1])
         if (
-            not set_apart(row, height)
+            (not set_apart(row, height) or k < body)
             and gap <= NEXT_LINE * height
             and (
                 all(a > 0 and set(range(a, b + 1)) <= above for a, b in sp)

@@ -273,6 +273,23 @@ def test_a_row_label_broken_where_its_next_word_would_not_fit_is_one_cell():
     assert table.rows == 7
 
 
+def test_header_cells_of_two_lines_are_one_cell_each():
+    # before the body (its first row with a label and half the columns), a row close under
+    # another with text only in its columns goes on that row's cells, set apart or not
+    rows = [
+        (None, None, None, "2019", "2020", "2021", "2022"),
+        ("Area", "Lot", "Lot", None, None, None, None),
+        (None, "type", "size", None, None, None, None),
+        ("North", "A", "25", "1", "2", "3", "4"),
+        ("South", "B", "50", "5", "6", "7", "8"),
+        ("East", "A", "25", "9", "10", "11", "12"),
+    ]
+    table = one_table(rows, (20, 110, 200, 290, 360, 430, 500), lambda row: row[0] is None)
+    got = grid_texts(table)
+    assert ["Area", "Lot type", "Lot size", "", "", "", ""] in got
+    assert got[-1] == ["East", "A", "25", "9", "10", "11", "12"] and table.rows == 5
+
+
 def test_a_heads_word_boxed_apart_is_not_a_column_of_its_own():
     # made-up boxes: the head "% Pos" over a column of figures came as two pieces, a gutter
     # apart, so the gutters gave "%" a column that no other row has text in
