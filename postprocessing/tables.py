@@ -367,7 +367,7 @@ def first_word_width(segment: Segment) -> float:
     if segment.words:
         box = segment.words[0][0]
         return box[2] - box[0]
-    first = segment.text.split()[0] if segment.text.split() else segment.text
+    first = (segment.text.split() or [segment.text])[0]
     return (segment.box[2] - segment.box[0]) * len(first) / max(len(segment.text), 1)
 
 
@@ -395,13 +395,15 @@ def next_lines_joined(
     lines), close under it (NEXT_LINE line heights), and either text only in columns after the
     first that the row above has text in, or the first column's text wrapped
     (wrapped_first_column)."""
-    first = [
-        s
-        for row, sp in zip(run, spans, strict=True)
-        for s, c in zip(row, sp, strict=True)
-        if c == (0, 0)
-    ]
-    limit = max((s.box[2] for s in first), default=0.0)
+    limit = max(
+        (
+            s.box[2]
+            for row, sp in zip(run, spans, strict=True)
+            for s, c in zip(row, sp, strict=True)
+            if c == (0, 0)
+        ),
+        default=0.0,
+    )
     n = max(b for sp in spans for _, b in sp) + 1
     body = next(
         (

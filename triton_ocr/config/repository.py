@@ -115,6 +115,15 @@ class StepSettings:
         return matches[0]
 
 
+def agreed_limits(first_steps: Mapping[str, StepSettings]) -> ImageLimits:
+    """The decode limits that the entry points' first models (contract.ENTRY_STEPS, each's
+    settings) state alike: both entry points must read an image alike."""
+    found = {step: first_steps[step][ImageLimits] for step in contract.ENTRY_STEPS.values()}
+    if len(set(found.values())) > 1:
+        raise ValueError(f"the entry points' decode limits differ: {found}")
+    return found[contract.ENTRY_STEPS[contract.OCR_MODEL]]
+
+
 def step_settings(model: str, model_config: Mapping[str, Any] | str) -> StepSettings:
     """The settings objects of Python model `model` from its config (as Triton passes it, JSON
     text, or a dict)."""
@@ -263,11 +272,8 @@ class Repository:
 
     def image_limits(self) -> ImageLimits:
         """The decode limits, which each entry point's first model states (contract.ENTRY_STEPS:
-        its clients read them there); both entry points must read an image alike."""
-        found = {step: self.step(step)[ImageLimits] for step in contract.ENTRY_STEPS.values()}
-        if len(set(found.values())) > 1:
-            raise ValueError(f"the entry points' decode limits differ: {found}")
-        return found[contract.ENTRY_STEPS[contract.OCR_MODEL]]
+        its clients read them there)."""
+        return agreed_limits({step: self.step(step) for step in contract.ENTRY_STEPS.values()})
 
     def pipeline_settings(self, alphabet: Sequence[str] | None = None) -> PipelineSettings:
         """Every setting of the ensemble's steps for this pack: what `ocr` and the in-process
@@ -283,7 +289,7 @@ class Repository:
         text_filter, source = grouped[TextFilter], grouped[AlphabetSource]
         whole = self.step(contract.OCR_MODEL)
         documents, words, tables = whole[Documents], whole[WordBoxes], whole[Tables]
-        limits = self.image_limits()
+        limits = agreed_limits({contract.DETECTION_PREPROCESSING: first, contract.OCR_MODEL: whole})
         self.check_group_size(grouping)
         return PipelineSettings(
             limits=limits,
