@@ -6,8 +6,8 @@ is the size most of the document is set in), on upright pages. A block of text i
 where it holds two things the block cut could not part (no gap between them): a headline in
 large type over a line at the body's size (a kicker, a byline, the text), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
-sentence's end, or a PDF's lines in a bold or italic face over the body's), and a list after
-the sentence that leads to it. Then, in this order:
+sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold
+strokes on a page read by OCR), and a list after the sentence that leads to it. Then, in this order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
    **figure**: a block of a few lines all in a figure found on the page (postprocessing.figures:
@@ -21,7 +21,8 @@ the sentence that leads to it. Then, in this order:
 4. **heading**: a few short lines set clearly larger than the body text (taller, and their
    characters wider apart: a drop cap makes a line's box tall, not its characters wide), or,
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
-   italic face the body is not set in;
+   italic face the body is not set in; where OCR read them, in bold type (strokes clearly
+   wider than the body's, postprocessing.strokes);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,10 +61,25 @@ EDGE_TALLEST = 1.1  # a running head is at most this many body heights tall
 SMALLER = 0.9  # ... and set this much smaller than the body, or else holds a page number
 # a heading set on its block's text: at most this many words, at most this share of the
 # block's width, over a line of at least this share, and at least this share of its height
+# a heading in a face of its own names something: this many letters, and no more digits than
+# letters (a bold price or an initial is none)
+LEAST_LETTERS = 2
 LEAD_MOST_WORDS, LEAD_NARROWER, LEAD_RUNNING, LEAD_HEIGHT = 8, 0.8, 0.75, 0.95
 CLAUSE_ENDS = ".,;"  # a line ending so goes on, or ends a sentence: no heading
+# ... except that a heading set in bold or italic may end with a full stop (a statute's
+# "§ 1.3 Definitions."): its face sets it apart from a sentence
+STYLED_CLAUSE_ENDS = ",;"
+# OCR's boxes follow the ink (a line with no descender is lower; a photo's long curved lines
+# are boxed taller), a text layer's the font's size; small bold type's strokes are no wider
+# than the body's, so a line read by OCR with bold strokes need only be this share of the
+# body's line height
+INK_HEIGHT = 0.6
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
+BOLDER = 1.3  # bold type's strokes are at least this much wider than the body's ...
+# ... and at most this much: wider ones are a logo's, or the paper of white type on a dark band
+HEAVIEST = 2.5
+HEAVY = "(heavy strokes)"  # the face of a line without a font whose strokes are bold
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
@@ -73,6 +89,9 @@ LABEL_MOST_LINES = 3
 PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
 MARKERS = [re.compile(marker) for marker in LIST_MARKERS]
 BYLINE = re.compile(r"^by\b", re.I)  # "By Jane Doe" under a headline is no heading
+# a run-in head: its words, a full stop and a dash, then its paragraph on the same line
+# ("LATE MR SMITH.—Mr John Smith, ...")
+RUN_IN = re.compile(r"\w[.:]\s*[-–—]+\s*\w")
 CAPTION_LABEL = re.compile(
     r"^(fig(ure)?s?|table|tab|chart|plate|exhibit|illustration|abb(ildung)?|tabelle|tableau)"
     r"\.?\s*[0-9IVX]+[a-z]?([.:\-–—|]|\s|$)|^[图表]\s*[0-9一二三四五六七八九十]+",
@@ -96,6 +115,8 @@ class PageText:
     tables: Sequence[Box] = ()
     fonts: Sequence[str] = ()  # [N] each line's font where known (Texts.fonts), or ()
     figures: Sequence[Box] = ()  # postprocessing.figures
+    # [N] each line's stroke width (Texts.strokes), or empty where not measured
+    strokes: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
 
     @property
     def blocks(self) -> int:
@@ -118,6 +139,7 @@ class Body:
     advance: float
     # the face most characters of its lines set in one face use, where the pages name fonts
     font: str = ""
+    stroke: float = 0.0  # its strokes' width, where the pages' lines were measured
 
 
 def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -144,37 +166,53 @@ def body_of(pages: Sequence[PageText]) -> Body:
         return Body(0.0, 0.0)
     heights = np.concatenate([line_heights(p.quads) for p in pages])
     spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
+    measured = [p for p in pages if len(p.strokes)]
+    stroke = 0.0
+    if measured:
+        strokes = np.concatenate([p.strokes for p in measured]).astype(np.float64)
+        counts = np.array([len(t) for p in measured for t in p.texts], np.float64)
+        stroke = weighted_median(strokes, counts) if counts.sum() > 0 else 0.0
     faces: Counter[str] = Counter()
     for p in (p for p in pages if p.fonts):
         for text, font in zip(p.texts, p.fonts, strict=True):
             if font:
                 faces[font] += len(text)
     font = max(faces, key=faces.__getitem__, default="")
-    return Body(weighted_median(heights, weights), weighted_median(spacing, weights), font)
+    return Body(weighted_median(heights, weights), weighted_median(spacing, weights), font, stroke)
 
 
 def styled(page: PageText, line: int, body: Body) -> str:
-    """The line's font when it is a bold or italic face the body's text is not set in, else ""."""
+    """The line's font when it is a bold or italic face the body's text is not set in; where no
+    font is named, HEAVY when its strokes are clearly wider than the body's (bold type read
+    by OCR); else ""."""
     font = page.fonts[line] if page.fonts else ""
-    return font if font and font != body.font and STYLED.search(font) else ""
+    if font:
+        return font if font != body.font and STYLED.search(font) else ""
+    if not len(page.strokes) or body.stroke <= 0:
+        return ""
+    heavy = body.stroke * BOLDER <= page.strokes[line] <= body.stroke * HEAVIEST
+    return HEAVY if heavy else ""
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
-    """Lines set in one bold or italic face the body is not, naming something (a letter: no bare
-    number), a heading's length, no smaller than the body's text, not ending a clause nor
+    """Lines set in one bold or italic face the body is not, naming something (mostly letters: no
+    price, no initial), a heading's length, no smaller than the body's text, not ending a clause nor
     opening a caption or a byline."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
+    letters = sum(c.isalpha() for c in text)
     return (
         len(fonts) == 1
         and "" not in fonts
-        and any(c.isalpha() for c in text)
+        and letters >= max(LEAST_LETTERS, sum(c.isdigit() for c in text))
         and len(lines) <= HEADING_MOST_LINES
         and len(text.split()) <= HEADING_MOST_WORDS
-        and text[-1:] not in CLAUSE_ENDS
+        and text[-1:] not in STYLED_CLAUSE_ENDS
         and not CAPTION_LABEL.match(text)
         and not BYLINE.match(text)
-        and float(line_heights(page.quads[lines]).min()) >= body.height * LEAD_HEIGHT
+        and not RUN_IN.search(text)
+        and float(line_heights(page.quads[lines]).min())
+        >= body.height * (INK_HEIGHT if fonts == {HEAVY} else LEAD_HEIGHT)
     )
 
 
@@ -362,7 +400,7 @@ def parts_of(
         if (start, end) in runs:
             parts.append((lines[start:end], HEADING))
         else:
-            parts += plain_parts(page, lines[start:end], body)
+            parts += plain_parts(page, lines[start:end], body, after_heading=start > 0)
     return parts
 
 
@@ -388,14 +426,16 @@ def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> int:
 
 
 def plain_parts(
-    page: PageText, lines: NDArray[np.int64], body: Body
+    page: PageText, lines: NDArray[np.int64], body: Body, after_heading: bool = False
 ) -> list[tuple[NDArray[np.int64], str]]:
     """parts_of where no face tells a heading: a headline over the text, heading lines told by
-    their geometry, and a list."""
+    their geometry, and a list. The text under a heading (`after_heading`) does not open with
+    another one told by geometry alone."""
     if head := headline_lines(page, lines, body):  # typed by text_type, as a block of its own
         return [(lines[:head], ""), *plain_parts(page, lines[head:], body)]
     share = widths(page, lines)
-    heads = [k for k in range(len(lines)) if heading_line(page, lines, share, k, body)]
+    first = 1 if after_heading else 0
+    heads = [k for k in range(first, len(lines)) if heading_line(page, lines, share, k, body)]
     cuts = sorted({0, len(lines), *heads, *(k + 1 for k in heads)})
     parts: list[tuple[NDArray[np.int64], str]] = []
     for start, end in zip(cuts, cuts[1:], strict=False):

@@ -36,6 +36,11 @@ class Texts:
     # [M] each text's font where the page says it (a PDF's text layer; "" for a line in mixed
     # fonts or read by OCR), or () when no text's is known
     fonts: tuple[str, ...] = ()
+    # [M] each text's stroke width in page pixels (postprocessing.strokes), or empty when not
+    # measured (a text layer's lines)
+    strokes: NDArray[np.float32] = dataclasses.field(
+        default_factory=lambda: np.zeros(0, np.float32)
+    )
     # the page's figures (postprocessing.figures): boxes on the page as read, as sent after
     # turned_back
     figures: tuple[Box, ...] = ()
@@ -73,6 +78,9 @@ class Texts:
 
     def with_block_types(self, types: Sequence[str]) -> Texts:
         return dataclasses.replace(self, block_types=tuple(types))
+
+    def with_strokes(self, strokes: NDArray[np.float32]) -> Texts:
+        return dataclasses.replace(self, strokes=strokes)
 
     def with_figures(self, figures: Sequence[Box]) -> Texts:
         return dataclasses.replace(self, figures=tuple(figures))

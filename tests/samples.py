@@ -190,6 +190,25 @@ def layout_page(kind: str, face: str = "DejaVuSerif.ttf", size: int = 20) -> Sam
 
 LAYOUTS = ("two-columns", "three-columns", "headline", "sidebar", "grid", "receipt")
 
+
+def sectioned_page(face: str = "DejaVuSerif.ttf", size: int = 20) -> tuple[Sample, list[str]]:
+    """A report's page: section heads in the face's bold at the body's size, each right over its
+    paragraph (one line pitch, no gap), and the heads' texts. A statute's head ends with a full
+    stop."""
+    bold = face.replace(".ttf", "-Bold.ttf")
+    pitch, margin, width = int(size * 1.5), 40, 900
+    heads = ["Scope of the service", "§ 2.1 Pages and their text.", "Results"]
+    placed: list[Placed] = []
+    y = margin
+    for k, head in enumerate(heads):
+        placed.append(Placed(head, (margin, y), size, face=bold))
+        text = " ".join(f"{s}." for s in ARTICLE[3 * k : 3 * k + 3])
+        lines = column(text, margin, y + pitch, width - 2 * margin, face, size, pitch)
+        placed += lines
+        y = lines[-1].xy[1] + 2 * pitch
+    return render(tuple(placed), size=(width, y + margin)), heads
+
+
 # A ruled table: rows of cells (None: covered by the cell to its left, which spans it; "": an
 # empty cell), the header's "Sales" across two columns
 RULED_CELLS = (

@@ -11,7 +11,7 @@ import pytest
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import ROOT
-from tests.samples import ARTICLE, LAYOUTS, layout_page, wrapped
+from tests.samples import ARTICLE, LAYOUTS, layout_page, sectioned_page, wrapped
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import Repository
 from triton_ocr.contract import DETECTION_PREPROCESSING, PAGE_ORIENTATION
@@ -245,3 +245,19 @@ def test_blocks_say_what_they_are_on_a_page_sent_turned(server, degrees):
     assert types[0] == "header" and types[-1] == "footer" and types[1] == "heading"
     assert set(types[2:-1]) == {"paragraph"} and len(types) >= 4
     assert page.to_dict()["blocks"][1]["type"] == "heading"
+
+
+@pytest.mark.parametrize(("face", "degrees"), [("DejaVuSerif.ttf", 0), ("DejaVuSans.ttf", 90)])
+def test_bold_section_heads_at_the_body_size_are_headings(server, face, degrees):
+    """Section heads set in bold at the body's size, each right over its paragraph: OCR names
+    no font, so their strokes tell them (a head ending with a full stop too); each is a heading
+    block of its own, in Markdown too, and the paragraphs are paragraphs."""
+    sample, heads = sectioned_page(face)
+    with OcrClient(server.grpc, "grpc") as client:
+        document = client.read_document(turned(sample.png, degrees))
+    (page,) = document.pages
+    found = [(b.type, " ".join(line.text for line in b.lines)) for b in page.blocks]
+    assert [text for kind, text in found if kind == "heading"] == heads, found
+    assert [kind for kind, _ in found] == ["heading", "paragraph"] * len(heads), found
+    markdown = document.to_markdown()
+    assert all(f"# {head}" in markdown for head in heads), markdown

@@ -198,3 +198,39 @@ def test_a_headline_keeps_the_body_sized_line_under_it_out():
     found = block_types([page_of([headline, body(200, rows=6), drop_cap])])[0]
     assert found.types == ["heading", "paragraph", "paragraph", "paragraph"]
     assert found.line_block[:2].tolist() == [0, 1]
+
+
+def test_lines_read_by_ocr_with_bold_strokes_at_the_body_size_are_headings():
+    """Where no font is named, a line whose strokes are clearly wider than the body's is set
+    in bold: a few such lines are a heading, alone or over their text (cut from it), one ending
+    with a full stop too, and one with no descender (its box a little lower than the body's);
+    a run-in head ("LATE MR SMITH.—Mr") starts its paragraph, and the text under a heading does
+    not open with another heading told by geometry alone."""
+    blocks = [
+        [("§ 1.3 Definitions.", quad(50, 20, 200))],  # bold, alone, a full stop: heading
+        [("Scope of the rules", quad(50, 60, 200, 18)), *body(90, rows=3)],  # over its text
+        [
+            ("(d) Subject", quad(50, 200, 120)),  # bold over its text: cut
+            ("Air Transport Association (ATA) of", quad(50, 230, 330)),  # goes on: no heading
+            ("America Code 22, Auto flight; and 31, Indicating systems.", quad(50, 260, 480)),
+        ],
+        [("LATE MR SMITH.—Mr John Smith, who", quad(50, 320, 480)), *body(350, rows=2)],
+        body(430, rows=4),
+    ]
+    bold = [3.0, 3.0, 2.0, 2.0, 2.0] + [3.0, 2.0, 2.0] + [3.0, 2.0, 2.0] + [2.0] * 4
+    page = page_of(blocks, strokes=np.array(bold, np.float32))
+    (found,) = block_types([page])
+    assert found.types == [
+        "heading",
+        "heading",
+        "paragraph",
+        "heading",
+        "paragraph",
+        "paragraph",
+        "paragraph",
+    ]
+    assert found.line_block.tolist()[:9] == [0, 1, 2, 2, 2, 3, 4, 4, 5]
+    # the same strokes all alike: nothing is bold, and the lines alone at the body's size are
+    # paragraphs (a short line over its text is still cut by its geometry)
+    plain = types([page_of(blocks, strokes=np.full(len(bold), 2.0, np.float32))])[0]
+    assert plain[0] == "paragraph" and plain.count("heading") < 3
