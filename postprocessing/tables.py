@@ -47,7 +47,7 @@ MIN_ROW, MIN_COLUMN = 0.8, 1.0  # a grid's rows and columns are at least so many
 CROSSED = 0.1  # rules run through at most this share of a table's text
 # --- unruled tables ---
 SEGMENT_GAP = 1.5  # a line's words this many line heights apart are different cells
-CELL_GAP = 0.3  # a row's segments are set apart by at least this many line heights
+CELL_GAP = 0.15  # a row's segments are set apart by at least this many line heights
 ROW_GAP = 3.0  # rows of one table are at most this many line heights apart
 MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
 WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each

@@ -18,7 +18,7 @@ from triton_ocr.postprocessing.tables import (
     turned_table,
 )
 from triton_ocr.postprocessing.words import Words
-from triton_ocr.tools.samples import Placed, Sample, render
+from triton_ocr.tools.samples import Placed, Sample, font, render
 
 
 def page_of(sample: Sample) -> np.ndarray:
@@ -318,3 +318,16 @@ def test_a_table_turned_back_keeps_its_rows_and_columns():
     x0, y0, x1, y1 = table.box
     assert moved.box == (h - y1, x0, h - y0, x1)
     assert [c.text for c in moved.cells] == [c.text for c in table.cells]
+
+
+def test_columns_of_figures_set_close_are_still_cells():
+    """A statistics table's figures, their columns a fifth of a line height apart (less than a
+    space between words): each row's figures still stand in cells of their own."""
+    rows = [("Ohio", f"1{k},820", f"15{k}.0", f"(15{k}.8-156.1)") for k in range(5)]
+    face, size, gap = "DejaVuSans.ttf", 20, 2
+    widths = [font(size, face).getlength(text) for text in rows[0][1:]]
+    xs = [20, 200]
+    for width in widths[:-1]:
+        xs.append(int(xs[-1] + width + gap))
+    table = one_table(rows, tuple(xs), lambda row: False)
+    assert grid_texts(table) == [list(row) for row in rows]
