@@ -53,6 +53,9 @@ MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
 WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each
 MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
 NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
+# a header's head over columns of its own ("2007" over "N" and "% Pos") spans each column it
+# reaches this share of its own width into
+HEAD_REACH = 0.25
 WORD_SPACE = 0.3  # the space between two words, in line heights
 WORD_GUTTER = 0.4  # words this many line heights apart may stand in two columns ...
 COMMON_GAP = 0.8  # ... when the same gap parts this share of a column's rows
@@ -387,6 +390,30 @@ def wrapped_first_column(
     return last.box[2] + space + first_word_width(row[0]) > limit
 
 
+def columns_used(sp: Sequence[tuple[int, int]]) -> set[int]:
+    return {c for a, b in sp for c in range(a, b + 1)}
+
+
+def body_start(spans: list[list[tuple[int, int]]]) -> int:
+    """The first row of a table's body: a label and text in half the columns (0: none)."""
+    n = max(b for sp in spans for _, b in sp) + 1
+    return next(
+        (k for k, sp in enumerate(spans) if (0, 0) in sp and 2 * len(columns_used(sp)) >= n), 0
+    )
+
+
+def spanning_labels(spans: list[list[tuple[int, int]]]) -> set[int]:
+    """The header's rows that are labels beside two rows of heads ("Country" beside "2007" over
+    "N"): rows before the body between two rows, each with text only in columns both of those
+    leave empty. Their cells span the two rows."""
+    body = body_start(spans)
+    return {
+        k
+        for k in range(1, body - 1)
+        if not columns_used(spans[k]) & (columns_used(spans[k - 1]) | columns_used(spans[k + 1]))
+    }
+
+
 def next_lines_joined(
     run: list[list[Segment]], spans: list[list[tuple[int, int]]], height: float
 ) -> tuple[list[list[Segment]], list[list[tuple[int, int]]]]:
@@ -404,15 +431,7 @@ def next_lines_joined(
         ),
         default=0.0,
     )
-    n = max(b for sp in spans for _, b in sp) + 1
-    body = next(
-        (
-            k
-            for k, sp in enumerate(spans)
-            if (0, 0) in sp and 2 * len({c for a, b in sp for c in range(a, b + 1)}) >= n
-        ),
-        0,
-    )
+    body = body_start(spans)
     rows = [list(run[0])]
     row_spans = [list(spans[0])]
     for k, (row, sp) in enumerate(zip(run[1:], spans[1:], strict=True), 1):
@@ -528,6 +547,19 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
         ]
         return (covered[0], covered[-1]) if covered else (0, 0)
 
+    def reach_of(s: Segment, others: set[int]) -> tuple[int, int]:
+        """A header's head: its columns, and those beside it that no other head of its row
+        takes which it reaches HEAD_REACH of its width into."""
+        a, b = columns_of(s)
+        width = max(s.box[2] - s.box[0], 1.0)
+
+        def reached(c: int) -> bool:
+            if not 0 <= c < n or c in others:
+                return False
+            return min(s.box[2], edges[c + 1]) - max(s.box[0], edges[c]) >= HEAD_REACH * width
+
+        return (a - 1 if reached(a - 1) else a, b + 1 if reached(b + 1) else b)
+
     spans = [[columns_of(s) for s in row] for row in run]
     bounds = [(edges[c], edges[c + 1]) for c in range(n)]
     alone = [
@@ -542,24 +574,36 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
     if prose(bounds, alone, height):
         return None
     run, spans = next_lines_joined(run, spans, height)
+    for k in range(body_start(spans)):  # the header's rows
+        spans[k] = [
+            reach_of(s, columns_used(spans[k][:j] + spans[k][j + 1 :]))
+            for j, s in enumerate(run[k])
+        ]
+    labels = spanning_labels(spans)
+    kept = [k for k in range(len(run)) if k not in labels]
+    place = {k: r for r, k in enumerate(kept)} | {k: kept.index(k - 1) for k in labels}
     cells = []
-    for r, (row, sp) in enumerate(zip(run, spans, strict=True)):
-        top, bottom = min(s.box[1] for s in row), max(s.box[3] for s in row)
+    for k, (row, sp) in enumerate(zip(run, spans, strict=True)):
+        label = k in labels
+        rows = run[k - 1 : k + 2] if label else [row]
+        top, bottom = min(s.box[1] for s in rows[0]), max(s.box[3] for s in rows[-1])
         taken: dict[tuple[int, int], list[Segment]] = {}
         for s, key in zip(row, sp, strict=True):
             taken.setdefault(key, []).append(s)
-        used = {c for a, b in taken for c in range(a, b + 1)}
+        used = columns_used(list(taken))
+        beside = set().union(*(columns_used(spans[j]) for j in (k - 1, k + 1) if j in labels))
         for c in range(n):
-            if c not in used:
+            if c not in used and c not in beside and not label:
                 taken[(c, c)] = []
         for (a, b), segs in sorted(taken.items()):
             if any(c in used for c in range(a, b + 1)) and not segs:
                 continue  # a column a spanning segment already covers
             box = (edges[a], top, edges[b + 1], bottom)
             text = joined([s.text for s in sorted(segs, key=lambda s: (s.box[1], s.box[0]))])
-            cells.append(Cell(r, a, 1, b - a + 1, box, text))
+            cells.append(Cell(place[k], a, 2 if label else 1, b - a + 1, box, text))
+    cells.sort(key=lambda c: (c.row, c.column))
     table_box = (edges[0], min(c.box[1] for c in cells), edges[-1], max(c.box[3] for c in cells))
-    return Table(table_box, len(run), n, False, cells)
+    return Table(table_box, len(kept), n, False, cells)
 
 
 def unruled_tables(found: Sequence[Segment]) -> list[Table]:

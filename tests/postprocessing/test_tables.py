@@ -331,3 +331,33 @@ def test_columns_of_figures_set_close_are_still_cells():
         xs.append(int(xs[-1] + width + gap))
     table = one_table(rows, tuple(xs), lambda row: False)
     assert grid_texts(table) == [list(row) for row in rows]
+
+
+def test_a_header_of_groups_over_columns_and_a_label_beside_both_rows():
+    """A statistics table's header: each year centred over its "N" and "% Pos" columns spans
+    both, and "Country", set between the years' row and theirs, spans both rows."""
+    face = "DejaVuSans.ttf"
+    placed = [Placed("Country", (20, 47), 20, face=face)]
+    for x, year in ((200, "2007"), (380, "2006")):
+        placed.append(Placed(year, (x + 38, 30), 20, face=face))
+        placed += [Placed("N", (x + 10, 64), 20, face=face)]
+        placed += [Placed("% Pos", (x + 70, 64), 20, face=face)]
+    body = [
+        ("Austria", "1,109", "0.9", "1,093", "1.1"),
+        ("Germany", "1,123", "0.8", "2,290", "0.7"),
+    ]
+    body += [("Spain", "3,036", "0", "4,040", "0")]
+    for r, row in enumerate(body):
+        for x, text in zip((20, 200, 270, 380, 450), row, strict=True):
+            placed.append(Placed(text, (x, 110 + 34 * r), 20, face=face))
+    sample = render(tuple(placed), (600, 230))
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    assert grid_texts(table)[:2] == [
+        ["Country", "2007", None, "2006", None],
+        [None, "N", "% Pos", "N", "% Pos"],
+    ]
+    assert grid_texts(table)[2:] == [list(row) for row in body]
+    spans = {c.text: (c.row, c.column, c.row_span, c.column_span) for c in table.cells}
+    assert spans["Country"] == (0, 0, 2, 1)
+    assert spans["2007"] == (0, 1, 1, 2) and spans["2006"] == (0, 3, 1, 2)
