@@ -82,6 +82,7 @@ HEAVIEST = 2.5
 HEAVY = "(heavy strokes)"  # the face of a line without a font whose strokes are bold
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
+CELL_REACH = 3.0  # a table's cells on one row stand at most this many line heights apart
 IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
 # a block of at most this many lines, all in a figure, is the figure's (a label, a sign in a
 # photo); a column of text beside a picture whose box reaches into it is not
@@ -197,7 +198,7 @@ def styled(page: PageText, line: int, body: Body) -> str:
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
     """Lines set in one bold or italic face the body is not, naming something (mostly letters: no
     price, no initial), a heading's length, no smaller than the body's text, not ending a clause nor
-    opening a caption or a byline."""
+    opening a caption or a byline, none of them a cell of a row."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
@@ -213,6 +214,28 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and not RUN_IN.search(text)
         and float(line_heights(page.quads[lines]).min())
         >= body.height * (INK_HEIGHT if fonts == {HEAVY} else LEAD_HEIGHT)
+        and not any(beside(page, i, body) for i in lines)
+    )
+
+
+def beside(page: PageText, line: int, body: Body) -> bool:
+    """Whether a line is one cell of a row: on its row stands a line of its own block, or a line
+    in a face of its own within CELL_REACH line heights (a table's header; another column's
+    heading stands further off); a bare number (a section's number beside its title) is no
+    cell, nor stands beside one."""
+    if not any(c.isalpha() for c in page.texts[line]):
+        return False
+    height = line_heights(page.quads[line : line + 1])[0]
+    middles = page.quads[:, :, 1].mean(axis=1)
+    x0, x1 = page.quads[line, :, 0].min(), page.quads[line, :, 0].max()
+    gaps = np.maximum(page.quads[:, :, 0].min(axis=1) - x1, x0 - page.quads[:, :, 0].max(axis=1))
+    row = np.flatnonzero(np.abs(middles - middles[line]) <= ON_ROW * height)
+    return any(
+        gaps[j] <= CELL_REACH * height
+        and (page.line_block[j] == page.line_block[line] or styled(page, j, body))
+        and any(c.isalpha() for c in page.texts[j])
+        for j in row
+        if j != line
     )
 
 

@@ -234,3 +234,32 @@ def test_lines_read_by_ocr_with_bold_strokes_at_the_body_size_are_headings():
     # paragraphs (a short line over its text is still cut by its geometry)
     plain = types([page_of(blocks, strokes=np.full(len(bold), 2.0, np.float32))])[0]
     assert plain[0] == "paragraph" and plain.count("heading") < 3
+
+
+def test_bold_cells_of_a_row_are_no_headings_a_heading_beside_another_column_is():
+    """A table's header row in bold (its cells side by side, a few line heights apart) and a
+    bold row label beside its row's text in one block are cells, not headings; two columns'
+    bold headings that happen to share a row, far apart, are headings each; and a heading whose
+    number the detector boxed apart (a bare number on its row is no cell)."""
+    blocks = [
+        [("Country", quad(50, 20, 90)), ("Sample size", quad(180, 20, 120))],  # header cells
+        body(60, rows=3),
+        [("Room and board", quad(50, 180, 150)), ("The cost of food", quad(240, 180, 160))],
+        body(220, rows=3),
+        [("Scope of the rules", quad(50, 340, 200))],  # column 1's heading ...
+        [("Results", quad(600, 340, 90))],  # ... and column 2's, on the same row
+        body(380, rows=3),
+        [("1.", quad(50, 480, 20)), ("Methods", quad(80, 480, 90))],  # number boxed apart
+        body(520, rows=3),
+    ]
+    heavy = {"Country", "Sample size", "Room and board", "Scope of the rules", "Results"}
+    heavy.add("Methods")
+    strokes = [3.0 if t in heavy else 2.0 for b in blocks for t, _ in b]
+    (found,) = block_types([page_of(blocks, strokes=np.array(strokes, np.float32))])
+    texts = [t for b in blocks for t, _ in b]
+    headings = [
+        " ".join(texts[i] for i in np.flatnonzero(found.line_block == k))
+        for k, kind in enumerate(found.types)
+        if kind == "heading"
+    ]
+    assert headings == ["Scope of the rules", "Results", "Methods"], headings
