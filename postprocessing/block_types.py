@@ -7,7 +7,8 @@ where it holds two things the block cut could not part (no gap between them): a 
 large type over a line at the body's size (a kicker, a byline, the text), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
 sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold
-strokes on a page read by OCR), and a list after the sentence that leads to it. Then, in this order:
+strokes on a page read by OCR), and a list after the sentence that leads to it. Then, in this
+order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
    **figure**: a block of a few lines all in a figure found on the page (postprocessing.figures:
@@ -59,11 +60,11 @@ EDGE_SHARE = 0.1
 EDGE_MOST_WORDS, EDGE_LEAST_OTHERS = 12, 5
 EDGE_TALLEST = 1.1  # a running head is at most this many body heights tall
 SMALLER = 0.9  # ... and set this much smaller than the body, or else holds a page number
-# a heading set on its block's text: at most this many words, at most this share of the
-# block's width, over a line of at least this share, and at least this share of its height
 # a heading in a face of its own names something: this many letters, and no more digits than
 # letters (a bold price or an initial is none)
 LEAST_LETTERS = 2
+# a heading set on its block's text: at most this many words, at most this share of the
+# block's width, over a line of at least this share, and at least this share of its height
 LEAD_MOST_WORDS, LEAD_NARROWER, LEAD_RUNNING, LEAD_HEIGHT = 8, 0.8, 0.75, 0.95
 CLAUSE_ENDS = ".,;"  # a line ending so goes on, or ends a sentence: no heading
 # ... except that a heading set in bold or italic may end with a full stop (a statute's
@@ -196,9 +197,9 @@ def styled(page: PageText, line: int, body: Body) -> str:
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
-    """Lines set in one bold or italic face the body is not, naming something (mostly letters: no
-    price, no initial), a heading's length, no smaller than the body's text, not ending a clause nor
-    opening a caption or a byline, none of them a cell of a row."""
+    """Lines set in one bold or italic face the body is not, naming something (mostly letters:
+    no price, no initial), a heading's length, no smaller than the body's text, not ending a
+    clause nor opening a caption, a byline or a run-in head, none of them a cell of a row."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
