@@ -21,7 +21,9 @@ Two kinds, found in this order:
    (half of them or more wide and filled by lines of several words) are not a table. A segment
    across a gutter spans those columns; a cell's next line joins its row (in the first column,
    where its first word would not have fit on the line above: the label broke there; before
-   the body, even when its pieces stand apart: a header's cells of two lines).
+   the body, even when its pieces stand apart: a header's cells of two lines). In the header,
+   a head spans a free column beside it that it reaches into, and a label beside two rows of
+   heads spans both (`spanning_labels`).
 
 Pure geometry on numpy arrays; the page is the upright one the text was read on, and the boxes
 are axis-aligned (a photo's table must be roughly level).
@@ -435,7 +437,7 @@ def next_lines_joined(
     rows = [list(run[0])]
     row_spans = [list(spans[0])]
     for k, (row, sp) in enumerate(zip(run[1:], spans[1:], strict=True), 1):
-        above = {c for a, b in row_spans[-1] for c in range(a, b + 1)}
+        above = columns_used(row_spans[-1])
         gap = min(s.box[1] for s in row) - max(s.box[3] for s in rows[-1])
         if (
             (not set_apart(row, height) or k < body)
