@@ -55,6 +55,7 @@ MIN_ROWS = 3  # rows of two or more cells a table holds at least ...
 WIDE_ROWS, WIDE_CELLS = 2, 4  # ... or this many rows of this many cells or more each
 MAX_OTHER = 2  # other rows one table may hold in a row (a section label, a cell's next line)
 NEXT_LINE = 0.5  # a cell's next line is at most this many line heights under its first
+FILLED = 0.5  # a ruled cell's line that broke before its next word fills this share of it
 # a header's head over columns of its own ("2007" over "N" and "% Pos") spans each column it
 # reaches this share of its own width into
 HEAD_REACH = 0.25
@@ -186,12 +187,68 @@ def column_parts(
     return [(c, 1) for c in range(column, column + span)]
 
 
+def continues(
+    segment: Segment, above: Sequence[Segment], cell: tuple[float, float], height: float
+) -> bool:
+    """Whether `segment` is the next line of a cell's text in `above` (the line before it): it
+    holds words (figures do not wrap) and lies close under a segment filling half its cell's
+    width (`cell`: from its left rule to its right) whose line ends too near the right rule for
+    the segment's first word to have fitted there."""
+    if not any(ch.isalpha() for ch in segment.text):
+        return False
+    x0, _, x1, _ = segment.box
+    left, right = cell
+    over = [s for s in above if s.box[0] < x1 and s.box[2] > x0]
+    return any(
+        segment.box[1] - s.box[3] <= NEXT_LINE * height
+        and s.box[2] - s.box[0] >= FILLED * (right - left)
+        and s.box[2] + WORD_SPACE * height + first_word_width(segment) > right
+        for s in over
+    )
+
+
+def rows_within(grid: Grid, found: Sequence[Segment], height: float) -> bool:
+    """Whether a row of the grid (a band between two rules across it) holds rows of a table of
+    its own: two or more lines of segments set apart, each opening in the first column (with
+    its label: a cell's list of lines under its first does not) and not the next line of a
+    cell's text above. Its rules then frame the table (rules drawn down the columns, or under
+    the header only), and its rows and columns are the text's to tell (unruled tables)."""
+    xs, ys = grid.xs, grid.ys
+    for top, bottom in zip(ys, ys[1:], strict=False):
+        band = [
+            s
+            for s in found
+            if xs[0] <= center(s.box)[0] <= xs[-1] and top <= center(s.box)[1] <= bottom
+        ]
+        lines = rows_of(band)
+        opened = 0
+        for k, line in enumerate(lines):
+            if not set_apart(line, height, blocks=False) or line[0].box[0] >= xs[1]:
+                continue
+            cells = [column_of(xs, center(s.box)[0]) for s in line]
+            if k and any(
+                continues(s, lines[k - 1], cell, height)
+                for s, cell in zip(line, cells, strict=True)
+            ):
+                continue
+            opened += 1
+        if opened >= 2:
+            return True
+    return False
+
+
+def column_of(xs: Sequence[float], x: float) -> tuple[float, float]:
+    """The grid column (its left and right rules) holding `x`."""
+    k = min(max(int(np.searchsorted(xs, x)), 1), len(xs) - 1)
+    return xs[k - 1], xs[k]
+
+
 def ruled_tables(gray: NDArray[np.uint8], found: Sequence[Segment]) -> list[Table]:
     """The page's ruled tables, each cell's text from the segments whose centre lies in it."""
     tables = []
     height = float(np.median([s.box[3] - s.box[1] for s in found]))
     for grid in grids(gray, height):
-        if not table_grid(grid, found):
+        if not table_grid(grid, found) or rows_within(grid, found, height):
             continue
         xs, ys = grid.xs, grid.ys
         made = []
@@ -285,13 +342,13 @@ def rows_of(found: Sequence[Segment]) -> list[list[Segment]]:
     return [sorted(row, key=lambda s: s.box[0]) for row in rows]
 
 
-def set_apart(row: Sequence[Segment], height: float) -> bool:
+def set_apart(row: Sequence[Segment], height: float, blocks: bool = True) -> bool:
     """Two or more segments of one block, each at least CELL_GAP line heights from the next.
     (Lines side by side in different blocks are columns of text: the block code reads a
-    table's rows across.)"""
+    table's rows across.) `blocks` False: of any blocks (the rules frame the table)."""
     return (
         len(row) >= 2
-        and len({s.block for s in row}) == 1
+        and (not blocks or len({s.block for s in row}) == 1)
         and all(
             b.box[0] - a.box[2] >= CELL_GAP * height for a, b in zip(row, row[1:], strict=False)
         )
@@ -601,7 +658,7 @@ def unruled_table(run: list[list[Segment]], height: float) -> Table | None:
             if any(c in used for c in range(a, b + 1)) and not segs:
                 continue  # a column a spanning segment already covers
             box = (edges[a], top, edges[b + 1], bottom)
-            text = joined([s.text for s in sorted(segs, key=lambda s: (s.box[1], s.box[0]))])
+            text = joined([s.text for line in rows_of(segs) for s in line])
             cells.append(Cell(place[k], a, 2 if label else 1, b - a + 1, box, text))
     cells.sort(key=lambda c: (c.row, c.column))
     table_box = (edges[0], min(c.box[1] for c in cells), edges[-1], max(c.box[3] for c in cells))

@@ -221,11 +221,14 @@ RULED_CELLS = (
 RULED_XS = (40, 260, 420, 580, 720)  # the column rules
 
 
-def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20, down: bool = True) -> Sample:
+def ruled_table(
+    face: str = "DejaVuSerif.ttf", size: int = 20, down: bool = True, across: bool = True
+) -> Sample:
     """RULED_CELLS in a grid of rules one pixel short of 2 wide, no rule inside the spanning
     header cell; its lines in reading order, row by row. `down` False: the rules between
     columns are drawn in the header rows only (a table ruled across, its columns set by its
-    header)."""
+    header). `across` False: rules across at the top, under the header and at the foot only
+    (a table ruled down, its rows not ruled)."""
     pitch, top = 2 * size + 10, 40
     ys = [top + pitch * r for r in range(len(RULED_CELLS) + 1)]
     placed = [
@@ -237,7 +240,7 @@ def ruled_table(face: str = "DejaVuSerif.ttf", size: int = 20, down: bool = True
     sample = render(tuple(placed), size=(RULED_XS[-1] + 40, ys[-1] + 40))
     image = Image.open(io.BytesIO(sample.png))
     draw = ImageDraw.Draw(image)
-    for y in ys:
+    for y in ys if across else (ys[0], ys[2], ys[-1]):
         draw.line([(RULED_XS[0], y), (RULED_XS[-1], y)], fill=(0, 0, 0), width=2)
     for c, x in enumerate(RULED_XS):
         inner = 0 < c < len(RULED_XS) - 1

@@ -80,6 +80,48 @@ def test_without_the_rules_the_same_text_is_read_as_an_unruled_table():
     assert ["North", "1,200", "1,350", "12"] in rows and ["East", "1,500", "1,610", "15"] in rows
 
 
+def test_a_table_ruled_down_its_columns_but_not_between_its_rows_is_read_by_its_rows():
+    """Rules down every column, across only under the header and at the foot: the body is one
+    band of the grid holding three rows, each opening with its label; the rows and columns
+    are the text's (an unruled table), not one cell per column."""
+    sample = ruled_table(across=False)
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page_of(sample), texts, quads, blocks, None)
+    rows = grid_texts(table)
+    assert not table.ruled and table.columns == 4
+    for row in RULED_CELLS[2:]:
+        assert list(row) in rows
+
+
+def test_a_ruled_cell_of_several_lines_beside_its_label_stays_one_cell():
+    """A fully ruled table whose cells hold a total and, under a blank line, a list: the lines
+    after the first, side by side in two columns, open with no label, so they are the cells',
+    not rows of their own."""
+    size, xs, ys = 20, (40, 220, 460, 700), (40, 90, 260, 310)
+    cells = (
+        (("Groups",), ("Butter",), ("Margarine",)),
+        (("Astra",), ("Total: 5%", "", "Bf (4.4%)"), ("Total: 47%", "", "Fruit (8.4%)", "Effi")),
+        (("Cema",), ("Elles (6.7%)",), ("Primevere (1.3%)",)),
+    )
+    placed = [
+        Placed(line, (xs[c] + 10, ys[r] + 10 + 30 * k), size)
+        for r, row in enumerate(cells)
+        for c, lines in enumerate(row)
+        for k, line in enumerate(lines)
+        if line
+    ]
+    sample = render(tuple(placed), size=(xs[-1] + 40, ys[-1] + 40))
+    page = page_of(sample)
+    for y in ys:
+        cv2.line(page, (xs[0], y), (xs[-1], y), (0, 0, 0), 2)
+    for x in xs:
+        cv2.line(page, (x, ys[0]), (x, ys[-1]), (0, 0, 0), 2)
+    texts, quads, blocks = lines_of(sample)
+    (table,) = find_tables(page, texts, quads, blocks, None)
+    assert table.ruled and (table.rows, table.columns) == (3, 3)
+    assert grid_texts(table)[1] == ["Astra", "Total: 5% Bf (4.4%)", "Total: 47% Fruit (8.4%) Effi"]
+
+
 def test_large_letters_are_not_rules():
     """Strokes of big type survive the opening (an I, a T's bar): no grid they make is a
     table, as they run through the text."""
