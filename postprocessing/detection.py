@@ -67,10 +67,16 @@ def on_one_row(quads: NDArray[np.floating[Any]]) -> bool:
     return bool(top.max() <= center.min() and center.max() <= bottom.min())
 
 
+def line_shaped(size: tuple[int, int], lines: TextLines) -> bool:
+    """A (height, width) image no taller than a line (`line_max_height`) and `line_min_aspect`
+    times wider than tall: the shape of a crop of one line or word."""
+    h, w = size
+    return h <= lines.line_max_height and w >= lines.line_min_aspect * h
+
+
 def looks_like_a_line(size: tuple[int, int], quads: NDArray[np.float32], lines: TextLines) -> bool:
     """A small wide image whose text (if any was found) sits on one row: a pre-cropped line."""
-    h, w = size
-    return h <= lines.line_max_height and w >= lines.line_min_aspect * h and on_one_row(quads)
+    return line_shaped(size, lines) and on_one_row(quads)
 
 
 def covering_box(size: tuple[int, int], quads: NDArray[np.float32], cover: float) -> bool:

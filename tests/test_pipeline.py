@@ -163,6 +163,24 @@ def test_a_coroutine_that_never_waits_is_answered_without_a_loop_and_one_that_wa
         answered(waits())
 
 
+def test_the_page_classifier_looks_at_pages_not_at_images_of_a_lines_shape():
+    """A line or word crop is never a turned page (a quarter turn makes it tall; upside down
+    is the line classifier's): the page classifier is not called for it, but is for a page
+    and for a tall crop."""
+    looked: list[int] = []
+
+    def page_classifier(looks: np.ndarray) -> np.ndarray:
+        looked.append(len(looks))
+        return upright_page(looks)
+
+    s = settings()
+    for shape, calls in (((40, 300), 0), ((300, 40), 1), ((400, 300), 1)):
+        looked.clear()
+        image = png(np.full((*shape, 3), 255, np.uint8))
+        read_image(image, s, dark_is_text, one_b_per_crop([]), upright, page_classifier)
+        assert len(looked) == calls, shape
+
+
 def test_large_images_without_detections_are_not_taken_for_lines():
     blank = settings()
     for shape in ((200, 600, 3), (400, 300, 3)):  # too tall for a line, too large for a crop

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from triton_ocr.postprocessing.block_types import PageText, block_types
 from triton_ocr.postprocessing.blocks import page_layout
 from triton_ocr.postprocessing.ctc import ctc_greedy_decode
-from triton_ocr.postprocessing.detection import text_boxes, whole_image
+from triton_ocr.postprocessing.detection import line_shaped, text_boxes, whole_image
 from triton_ocr.postprocessing.figures import figure_places, find_figures
 from triton_ocr.postprocessing.geometry import (
     Box,
@@ -189,9 +189,14 @@ async def turn_page(
     upright surely, three more looks propose a turn (postprocessing.page_orientation); the
     turn is taken when the lines detected on the turned page lie level, and then those maps are
     kept. A clearly upright page costs one look of the classifier; a turned one, in `ocr`, no
-    more detection than an upright one. Pre-cropped lines (single_line "always") are never
-    turned."""
-    if page.page_orientation == "off" or lines.single_line == "always":
+    more detection than an upright one. Pre-cropped lines (single_line "always") and images of
+    a line's shape (`line_shaped`: a line turned a quarter is tall, and one upside down is the
+    line classifier's to turn) are never turned."""
+    if (
+        page.page_orientation == "off"
+        or lines.single_line == "always"
+        or line_shaped(height_width(image), lines)
+    ):
         return Upright(image, 0, None)
     looks = page_classifier_input(image, page, size)
     first = await classify_page(looks[:1])
