@@ -73,14 +73,22 @@ STYLED_CLAUSE_ENDS = ",;"
 # OCR's boxes follow the ink (a line with no descender is lower; a photo's long curved lines
 # are boxed taller), a text layer's the font's size; small bold type's strokes are no wider
 # than the body's, so a line read by OCR with bold strokes need only be this share of the
-# body's line height
-INK_HEIGHT = 0.6
+# body's line height; a letter-spaced one this share (letter-spaced small capitals are a
+# caption's or a byline's: 0.77 of the body's height on a dev magazine page)
+INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
 BOLDER = 1.3  # bold type's strokes are at least this much wider than the body's ...
 # ... and at most this much: wider ones are a logo's, or the paper of white type on a dark band
 HEAVIEST = 2.5
 HEAVY = "(heavy strokes)"  # the face of a line without a font whose strokes are bold
+# a line without a font whose letters stand at least this share of its height apart (the
+# body's: 0.03-0.07) and this many times the body's is set letter-spaced (a scene photo's signs
+# stand apart alike: no type there is) ...
+SPACED_GAP, SPACED_TIMES = 0.2, 3.0
+SPACED_LETTERS = 4  # ... when it has this many letters or more (gaps to measure) ...
+SPACED_WORDS = 0.6  # ... and they are most of its characters (dot leaders are not)
+SPACED = "(letter-spaced)"  # its face
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 CELL_REACH = 3.0  # a table's cells on one row stand at most this many line heights apart
@@ -119,6 +127,8 @@ class PageText:
     figures: Sequence[Box] = ()  # postprocessing.figures
     # [N] each line's stroke width (Texts.strokes), or empty where not measured
     strokes: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
+    # [N] how far apart each line's letters stand over its height (Texts.gaps), or empty
+    gaps: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
 
     @property
     def blocks(self) -> int:
@@ -142,6 +152,7 @@ class Body:
     # the face most characters of its lines set in one face use, where the pages name fonts
     font: str = ""
     stroke: float = 0.0  # its strokes' width, where the pages' lines were measured
+    gap: float = 0.0  # how far apart its letters stand over its height, where measured
 
 
 def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -169,40 +180,60 @@ def body_of(pages: Sequence[PageText]) -> Body:
     heights = np.concatenate([line_heights(p.quads) for p in pages])
     spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
     measured = [p for p in pages if len(p.strokes)]
-    stroke = 0.0
-    if measured:
+    stroke = gap = 0.0
+    counts = np.array([len(t) for p in measured for t in p.texts], np.float64)
+    if measured and counts.sum() > 0:
         strokes = np.concatenate([p.strokes for p in measured]).astype(np.float64)
-        counts = np.array([len(t) for p in measured for t in p.texts], np.float64)
-        stroke = weighted_median(strokes, counts) if counts.sum() > 0 else 0.0
+        stroke = weighted_median(strokes, counts)
+        if all(len(p.gaps) for p in measured):
+            gaps = np.concatenate([p.gaps for p in measured]).astype(np.float64)
+            gap = weighted_median(gaps, counts)
     faces: Counter[str] = Counter()
     for p in (p for p in pages if p.fonts):
         for text, font in zip(p.texts, p.fonts, strict=True):
             if font:
                 faces[font] += len(text)
     font = max(faces, key=faces.__getitem__, default="")
-    return Body(weighted_median(heights, weights), weighted_median(spacing, weights), font, stroke)
+    return Body(
+        weighted_median(heights, weights), weighted_median(spacing, weights), font, stroke, gap
+    )
 
 
 def styled(page: PageText, line: int, body: Body) -> str:
     """The line's font when it is a bold or italic face the body's text is not set in; where no
     font is named, HEAVY when its strokes are clearly wider than the body's (bold type read
-    by OCR); else ""."""
+    by OCR), else SPACED when it is set letter-spaced away from the page's top and bottom
+    edges (where such a line is a running head: a magazine's section name); else ""."""
     font = page.fonts[line] if page.fonts else ""
     if font:
         return font if font != body.font and STYLED.search(font) else ""
     if not len(page.strokes) or body.stroke <= 0:
         return ""
-    heavy = body.stroke * BOLDER <= page.strokes[line] <= body.stroke * HEAVIEST
-    return HEAVY if heavy else ""
+    if body.stroke * BOLDER <= page.strokes[line] <= body.stroke * HEAVIEST:
+        return HEAVY
+    ys = page.quads[line, :, 1]
+    edge = EDGE_SHARE * page.height
+    text = page.texts[line].replace(" ", "")
+    letters = sum(c.isalpha() for c in text)
+    spaced = (
+        len(page.gaps) > line
+        and page.gaps[line] >= max(SPACED_GAP, SPACED_TIMES * body.gap)
+        and letters >= max(SPACED_LETTERS, SPACED_WORDS * len(text))
+        and ys.min() > edge
+        and ys.max() < page.height - edge
+    )
+    return SPACED if spaced else ""
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
-    """Lines set in one bold or italic face the body is not, naming something (mostly letters:
-    no price, no initial), a heading's length, no smaller than the body's text, not ending a
-    clause nor opening a caption, a byline or a run-in head, none of them a cell of a row."""
+    """Lines set in one bold, italic or letter-spaced face the body is not, naming something
+    (mostly letters: no price, no initial), a heading's length, no smaller than the body's text
+    (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT), not ending a clause nor opening a caption, a
+    byline or a run-in head, none of them a cell of a row."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
+    least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT}.get(next(iter(fonts), ""), LEAD_HEIGHT)
     return (
         len(fonts) == 1
         and "" not in fonts
@@ -213,8 +244,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and not CAPTION_LABEL.match(text)
         and not BYLINE.match(text)
         and not RUN_IN.search(text)
-        and float(line_heights(page.quads[lines]).min())
-        >= body.height * (INK_HEIGHT if fonts == {HEAVY} else LEAD_HEIGHT)
+        and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
     )
 

@@ -191,17 +191,37 @@ def layout_page(kind: str, face: str = "DejaVuSerif.ttf", size: int = 20) -> Sam
 LAYOUTS = ("two-columns", "three-columns", "headline", "sidebar", "grid", "receipt")
 
 
-def sectioned_page(face: str = "DejaVuSerif.ttf", size: int = 20) -> tuple[Sample, list[str]]:
+def sectioned_page(
+    face: str = "DejaVuSerif.ttf", size: int = 20, spaced: bool = False
+) -> tuple[Sample, list[str]]:
     """A report's page: section heads in the face's bold at the body's size, each right over its
     paragraph (one line pitch, no gap), and the heads' texts. A statute's head ends with a full
-    stop."""
+    stop. `spaced`: the heads set letter-spaced in the regular face instead (a space between
+    letters, three between words), under an opening paragraph (a line so set at the page's
+    top is a running head)."""
     bold = face.replace(".ttf", "-Bold.ttf")
     pitch, margin, width = int(size * 1.5), 40, 900
     heads = ["Scope of the service", "§ 2.1 Pages and their text.", "Results"]
     placed: list[Placed] = []
     y = margin
+    if spaced:
+        placed += column(
+            " ".join(f"{s}." for s in ARTICLE[6:9]),
+            margin,
+            y,
+            width - 2 * margin,
+            face,
+            size,
+            pitch,
+        )
+        y = placed[-1].xy[1] + 2 * pitch
     for k, head in enumerate(heads):
-        placed.append(Placed(head, (margin, y), size, face=bold))
+        if spaced:
+            placed.append(
+                Placed("   ".join(" ".join(w) for w in head.split()), (margin, y), size, face=face)
+            )
+        else:
+            placed.append(Placed(head, (margin, y), size, face=bold))
         text = " ".join(f"{s}." for s in ARTICLE[3 * k : 3 * k + 3])
         lines = column(text, margin, y + pitch, width - 2 * margin, face, size, pitch)
         placed += lines

@@ -10,7 +10,7 @@
       read_lines                                 best path, boxes -> texts
     with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
     find_figures     (`ocr` only)                upright page, texts -> its pictures
-    stroke_widths    (`ocr` only)                upright page, texts -> how heavy each is set
+    line_type        (`ocr` only)                upright page, texts -> each one's weight, spacing
     with_block_types (`ocr` only)                a document's pages' texts -> each block's type
 
 The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
@@ -50,7 +50,7 @@ from triton_ocr.postprocessing.page_orientation import (
     upright_at_first_look,
 )
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
-from triton_ocr.postprocessing.strokes import stroke_widths
+from triton_ocr.postprocessing.strokes import line_type
 from triton_ocr.postprocessing.tables import find_tables
 from triton_ocr.postprocessing.words import Words, text_words
 from triton_ocr.preprocessing.crops import cut_crops
@@ -420,7 +420,7 @@ async def read_page_async(image: Image, settings: PipelineSettings, networks: Ne
     if tables:
         texts = with_tables(texts, page, word_boxes)
     texts = texts.with_figures(find_figures(page, texts.quads))
-    texts = texts.with_strokes(stroke_widths(page, texts.quads))
+    texts = texts.with_type(*line_type(page, texts.quads))
     return texts.turned_back(upright.rotation, height_width(page))
 
 
@@ -454,6 +454,7 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
             texts.fonts,
             figures,
             texts.strokes,
+            texts.gaps,
         )
 
     found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])

@@ -261,3 +261,15 @@ def test_bold_section_heads_at_the_body_size_are_headings(server, face, degrees)
     assert [kind for kind, _ in found] == ["heading", "paragraph"] * len(heads), found
     markdown = document.to_markdown()
     assert all(f"# {head}" in markdown for head in heads), markdown
+
+
+@pytest.mark.parametrize("face", ["DejaVuSerif.ttf", "DejaVuSans.ttf"])
+def test_letter_spaced_section_heads_are_headings(server, face):
+    """The same heads set letter-spaced in the body's face and size, under an opening
+    paragraph: the gaps between their letters tell them (postprocessing/strokes.py)."""
+    sample, heads = sectioned_page(face, spaced=True)
+    with OcrClient(server.grpc, "grpc") as client:
+        (page,) = client.read_document(sample.png).pages
+    found = [(b.type, " ".join(line.text for line in b.lines)) for b in page.blocks]
+    assert [text for kind, text in found if kind == "heading"] == heads, found
+    assert [kind for kind, _ in found] == ["paragraph"] + ["heading", "paragraph"] * len(heads)

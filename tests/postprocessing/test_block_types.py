@@ -236,6 +236,32 @@ def test_lines_read_by_ocr_with_bold_strokes_at_the_body_size_are_headings():
     assert plain[0] == "paragraph" and plain.count("heading") < 3
 
 
+def test_letter_spaced_lines_read_by_ocr_are_headings_away_from_the_pages_edges():
+    """A line whose letters stand several times further apart than the body's (a book's
+    "CHAPITRE II.", a newspaper's subhead) is a heading, its box a little lower than the
+    body's; the same at the page's top edge is a running head (a magazine's section name), a
+    line of dot leaders is none, nor one in small capitals (a caption's), and on a page whose
+    text all stands apart alike (a scene's signs) nothing is."""
+    blocks = [
+        [("dateline", quad(300, 20, 160))],  # letter-spaced, at the top edge
+        body(150, rows=3),
+        [("CHAPITRE II.", quad(200, 300, 260, 0.85 * BODY))],  # letter-spaced, mid-page
+        body(340, rows=3),
+        [("Aged 21 to 64 . . . . . .", quad(50, 460, 300))],  # dot leaders
+        body(500, rows=3),
+        [("ARE MOSTLY", quad(50, 620, 160, 0.75 * BODY))],  # small capitals
+        body(660, rows=3),
+    ]
+    spaced = {"dateline", "CHAPITRE II.", "Aged 21 to 64 . . . . . .", "ARE MOSTLY"}
+    texts = [t for b in blocks for t, _ in b]
+    gaps = np.array([0.4 if t in spaced else 0.05 for t in texts], np.float32)
+    strokes = np.full(len(texts), 2.0, np.float32)
+    (found,) = block_types([page_of(blocks, strokes=strokes, gaps=gaps)])
+    assert found.types == ["paragraph"] * 2 + ["heading"] + ["paragraph"] * 5, found.types
+    scene = types([page_of(blocks, strokes=strokes, gaps=np.full(len(texts), 0.2, np.float32))])
+    assert "heading" not in scene[0]
+
+
 def test_bold_cells_of_a_row_are_no_headings_a_heading_beside_another_column_is():
     """A table's header row in bold (its cells side by side, a few line heights apart) and a
     bold row label beside its row's text in one block are cells, not headings; two columns'

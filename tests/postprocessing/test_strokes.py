@@ -1,4 +1,5 @@
-"""How heavy each line's type is (postprocessing/strokes.py), on lines drawn in DejaVu's faces."""
+"""How each line's type is set (postprocessing/strokes.py): how heavy, how far apart its letters,
+on lines drawn in DejaVu's faces."""
 
 from __future__ import annotations
 
@@ -6,19 +7,33 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from triton_ocr.postprocessing.strokes import stroke_width, stroke_widths
+from triton_ocr.postprocessing.strokes import line_type
 from triton_ocr.tools.samples import font
 
 TEXT = "Results of the year"
 
 
-def drawn(face: str, size: int = 20, ink: int = 20, paper: int = 255) -> np.ndarray:
-    """A grey patch with TEXT in `face`, `ink` on `paper`."""
+def drawn(
+    face: str, size: int = 20, ink: int = 20, paper: int = 255, text: str = TEXT
+) -> np.ndarray:
+    """A grey patch with `text` in `face`, `ink` on `paper`."""
     f = font(size, face)
-    left, top, right, bottom = f.getbbox(TEXT)
+    left, top, right, bottom = f.getbbox(text)
     image = Image.new("L", (right + 8, bottom + 8), paper)
-    ImageDraw.Draw(image).text((4 - left, 4), TEXT, font=f, fill=ink)
+    ImageDraw.Draw(image).text((4 - left, 4), text, font=f, fill=ink)
     return np.asarray(image)
+
+
+def measured(patch: np.ndarray) -> tuple[float, float]:
+    """The stroke width and letter gap of a patch that is one line."""
+    h, w = patch.shape
+    quad = np.array([[[0, 0], [w, 0], [w, h], [0, h]]], np.float32)
+    strokes, gaps = line_type(patch, quad)
+    return float(strokes[0]), float(gaps[0])
+
+
+def stroke_width(patch: np.ndarray) -> float:
+    return measured(patch)[0]
 
 
 @pytest.mark.parametrize("face", ["DejaVuSerif", "DejaVuSans", "DejaVuSansCondensed"])
@@ -50,6 +65,18 @@ def test_each_quad_is_measured_on_the_page_and_a_box_off_it_or_blank_has_none():
         ],
         np.float32,
     )
-    widths = stroke_widths(page, quads)
+    widths, gaps = line_type(page, quads)
     assert widths[0] == pytest.approx(stroke_width(line), rel=0.05)
-    assert widths[1] == 0 and widths[2] == 0
+    assert widths[1] == widths[2] == gaps[1] == gaps[2] == 0
+
+
+@pytest.mark.parametrize("face", ["DejaVuSerif.ttf", "DejaVuSans-Bold.ttf"])
+@pytest.mark.parametrize("size", [16, 24, 32])
+def test_letter_spaced_type_stands_several_times_further_apart(face, size):
+    """A head set letter-spaced ("C H A P I T R E", a space after each letter) against the same
+    words set solid, in capitals and in lower case: its gap is a fifth of its height or more,
+    the solid ones' an eighth or less, whatever the size."""
+    for words in ("CHAPITRE SECOND", "chapitre second"):
+        _, solid = measured(drawn(face, size, text=words))
+        _, spaced = measured(drawn(face, size, text=" ".join(words)))
+        assert solid <= 0.125 and spaced >= 0.2, (words, solid, spaced)
