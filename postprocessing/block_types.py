@@ -211,18 +211,22 @@ def styled(page: PageText, line: int, body: Body) -> str:
         return ""
     if body.stroke * BOLDER <= page.strokes[line] <= body.stroke * HEAVIEST:
         return HEAVY
-    ys = page.quads[line, :, 1]
-    edge = EDGE_SHARE * page.height
+    return SPACED if letter_spaced(page, line, body) else ""
+
+
+def letter_spaced(page: PageText, line: int, body: Body) -> bool:
+    """Whether a line read by OCR is set letter-spaced: its letters stand SPACED_GAP of its
+    height and SPACED_TIMES the body's apart, it is mostly letters, and it is away from the
+    page's top and bottom edges."""
+    if len(page.gaps) <= line or page.gaps[line] < max(SPACED_GAP, SPACED_TIMES * body.gap):
+        return False
     text = page.texts[line].replace(" ", "")
-    letters = sum(c.isalpha() for c in text)
-    spaced = (
-        len(page.gaps) > line
-        and page.gaps[line] >= max(SPACED_GAP, SPACED_TIMES * body.gap)
-        and letters >= max(SPACED_LETTERS, SPACED_WORDS * len(text))
+    ys, edge = page.quads[line, :, 1], EDGE_SHARE * page.height
+    return (
+        sum(c.isalpha() for c in text) >= max(SPACED_LETTERS, SPACED_WORDS * len(text))
         and ys.min() > edge
         and ys.max() < page.height - edge
     )
-    return SPACED if spaced else ""
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:

@@ -202,7 +202,7 @@ def continues(
     return any(
         segment.box[1] - s.box[3] <= NEXT_LINE * height
         and s.box[2] - s.box[0] >= FILLED * (right - left)
-        and s.box[2] + WORD_SPACE * height + first_word_width(segment) > right
+        and broke_before(s, segment, right, WORD_SPACE * height)
         for s in over
     )
 
@@ -445,8 +445,13 @@ def wrapped_first_column(
     column = [s for s in above if s.box[0] < row[0].box[2] and s.box[2] > row[0].box[0]]
     if not column:
         return False
-    last = max(column, key=lambda s: s.box[3])
-    return last.box[2] + space + first_word_width(row[0]) > limit
+    return broke_before(max(column, key=lambda s: s.box[3]), row[0], limit, space)
+
+
+def broke_before(line: Segment, following: Segment, limit: float, space: float) -> bool:
+    """Whether `line` broke because the first word of `following` would not have fitted after
+    it (a space, then the word) within `limit`: the text wrapped there."""
+    return line.box[2] + space + first_word_width(following) > limit
 
 
 def columns_used(sp: Sequence[tuple[int, int]]) -> set[int]:
