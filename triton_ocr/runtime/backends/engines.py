@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from triton_ocr.errors import InvalidRequest
+from triton_ocr.runtime.backends.argmax import first_max_indices
 
 # What a run returns: the wanted outputs, in the order asked.
 Run = Callable[[Sequence[str], Mapping[str, np.ndarray]], list[np.ndarray]]
@@ -228,7 +229,11 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
     the operating system unless `properties` pin them."""
     import openvino as ov
 
-    compiled = ov.Core().compile_model(str(path), "CPU", {**UNPINNED, **properties})
+    core = ov.Core()
+    model = core.read_model(str(path))
+    first_max_indices(model)
+    compiled = core.compile_model(model, "CPU", {**UNPINNED, **properties})
+    del model  # the compiled model holds what it needs
     request = compiled.create_infer_request()
     outputs = tuple(o.get_any_name() for o in compiled.outputs)
 
