@@ -77,7 +77,7 @@ def test_ensemble_steps_use_declared_tensors(pack):
 # (docs/benchmarks.md); elsewhere ONNX Runtime runs alone.
 OPENVINO_ON_CPU = {
     "ppocr-v6": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
-    "ppocr-v6-tiny": {contract.TEXT_DETECTION},
+    "ppocr-v6-tiny": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "east-str": set(),
 }

