@@ -231,7 +231,7 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
 
     core = ov.Core()
     model = core.read_model(str(path))
-    first_max_indices(model)
+    rewritten = first_max_indices(model)
     compiled = core.compile_model(model, "CPU", {**UNPINNED, **properties})
     del model  # the compiled model holds what it needs
     request = compiled.create_infer_request()
@@ -258,7 +258,8 @@ def openvino_engine(path: Path, properties: Mapping[str, object]) -> Engine:
         inputs=tuple(i.get_any_name() for i in compiled.inputs),
         outputs=outputs,
         run=run,
-        describe=f"openvino {ov.get_version().split('-')[0]}{pinned} CPU {precision}",
+        describe=f"openvino {ov.get_version().split('-')[0]}{pinned} CPU {precision}"
+        + (f", {rewritten} ArgMax as reductions" if rewritten else ""),
     )
 
 
