@@ -47,10 +47,11 @@ def first_max_indices(model: Any) -> int:
         places = np.arange(length.get_length(), dtype=np.int32).reshape(
             [-1] + [1] * (rank - 1 - axis)
         )
-        top = ops.reduce_max(values, ops.constant(np.array([axis], np.int64)), keep_dims=True)
+        axes = ops.constant(np.array([axis], np.int64))
+        top = ops.reduce_max(values, axes, keep_dims=True)
         # not found (a NaN maximum) reads as the last place, an index the caller can still use
         where = ops.select(ops.equal(values, top), places, np.int32(places.size - 1))
-        first = ops.reduce_min(where, ops.constant(np.array([axis], np.int64)), keep_dims=True)
+        first = ops.reduce_min(where, axes, keep_dims=True)
         index_type = node.output(1).get_element_type()
         node.output(1).replace(ops.convert(first, index_type).output(0))
         replaced += 1
