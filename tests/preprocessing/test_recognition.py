@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import cv2
 import numpy as np
 import pytest
 
@@ -9,6 +10,7 @@ from triton_ocr.preprocessing.recognition import (
     group_indices,
     padded_widths,
     recognition_groups,
+    recognizer_row,
     recognizer_rows,
     resized_width,
     rows_of,
@@ -42,6 +44,24 @@ STR = RecognizerInput(
     mean=(0.5,),
     std=(0.5,),
 )
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [PPOCR, dataclasses.replace(PPOCR, mean=(0.485, 0.456, 0.406), std=(0.229, 0.224, 0.225)), STR],
+)
+def test_rows_are_normalised_per_channel_exactly(settings):
+    """Every 8-bit value of every channel comes out as (value / 255 - mean) / std in float32,
+    to the bit (the rows are normalised through a lookup table)."""
+    values = np.arange(256, dtype=np.uint8)
+    # one column per value, each channel in another order, 48 rows: no resize
+    crop = np.stack([values, values[::-1], np.roll(values, 7)], axis=-1)[None].repeat(48, 0)
+    gray = settings.channels == 1
+    pixels = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[..., None] if gray else crop
+    mean, std = np.float32(settings.mean), np.float32(settings.std)
+    expected = ((pixels.astype(np.float32) / 255.0 - mean) / std).transpose(2, 0, 1)
+    row = recognizer_row(crop, 256, dataclasses.replace(settings, height=48))
+    assert row.dtype == np.float32 and np.array_equal(row, expected)
 
 
 def recognition_batch(crops, settings):
