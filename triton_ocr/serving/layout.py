@@ -24,6 +24,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
+from triton_ocr.config.packs import pack_named
 from triton_ocr.runtime.backends.engines import THREADS_KEY
 
 CPUINFO = Path("/proc/cpuinfo")
@@ -102,9 +103,12 @@ def openvino_pays(flags: frozenset[str] | None = None) -> bool:
     return "avx512f" in (cpu_flags() if flags is None else flags)
 
 
-def placements(cores: int, recognizer_on_openvino: bool = False) -> dict[str, Placement]:
+def placements(
+    cores: int, recognizer_on_openvino: bool = False, ocr_extra: int = 0
+) -> dict[str, Placement]:
     """Each model's instances (and a network's threads per instance) on `cores` cores, the
-    recognizer's for the runtime it runs on."""
+    recognizer's for the runtime it runs on, `ocr`'s with the pack's extra instances
+    (Pack.ocr_extra_instances)."""
     if cores < 1:
         raise ValueError(f"cores must be >= 1, not {cores}")
 
@@ -126,8 +130,9 @@ def placements(cores: int, recognizer_on_openvino: bool = False) -> dict[str, Pl
         contract.TEXT_RECOGNITION: Placement(instances(recognition_threads), recognition_threads),
         contract.TEXT_ORIENTATION: classifier,
         contract.PAGE_ORIENTATION: classifier,
-        # `ocr` drives whole requests (decode, boxes, CTC in Python), one per core
-        contract.OCR_MODEL: Placement(instances(1)),
+        # `ocr` drives whole requests (decode, boxes, CTC in Python), one per core and the
+        # pack's extra ones
+        contract.OCR_MODEL: Placement(min(MAX_INSTANCES, instances(1) + ocr_extra)),
         contract.DETECTION_PREPROCESSING: Placement(light),
         contract.DETECTION_POSTPROCESSING: Placement(light),
         contract.GROUPED_RECOGNITION: Placement(light),
@@ -141,11 +146,13 @@ def runs_on_openvino(config: model_config_pb2.ModelConfig, openvino: bool) -> bo
     return openvino and any(a.name == "openvino" for a in accelerators)
 
 
-def describe(cores: int, openvino: bool) -> str:
+def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
     """One line for the start-up log: instances, or instances x threads for a network (the
-    recognizer's on OpenVINO too where it differs), and the networks' CPU runtime."""
-    plain = placements(cores)
-    on_openvino = placements(cores, recognizer_on_openvino=True) if openvino else plain
+    recognizer's on OpenVINO too where it differs), and the networks' CPU runtime, for the
+    pack served (None: a pack without extra `ocr` instances)."""
+    extra = pack_named(pack).ocr_extra_instances if pack else 0
+    plain = placements(cores, ocr_extra=extra)
+    on_openvino = placements(cores, True, extra) if openvino else plain
     parts = ", ".join(
         f"{model} {placement}"
         + (f" ({on_openvino[model]} on OpenVINO)" if on_openvino[model] != placement else "")
@@ -190,10 +197,19 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: 
     fit_runtime(config, openvino)
 
 
+def placement_of(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> Placement:
+    """A config's placement on `cores` cores: for the runtime it will run on, and for `ocr`
+    the extra instances of the pack it names."""
+    extra = 0
+    if config.name == contract.OCR_MODEL and "pack" in config.parameters:
+        extra = pack_named(config.parameters["pack"].string_value).ocr_extra_instances
+    return placements(cores, runs_on_openvino(config, openvino), extra)[config.name]
+
+
 def lay_out(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> None:
     """Apply to a config the layout for `cores` of its model (not ensemble_model, which has no
     instances of its own), for the runtime it will run on."""
-    apply(config, placements(cores, runs_on_openvino(config, openvino))[config.name], openvino)
+    apply(config, placement_of(config, cores, openvino), openvino)
 
 
 def laid_out_repository(source: Path, target: Path, cores: int, openvino: bool) -> None:

@@ -175,7 +175,8 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     host = opts.host
     try:
         cores = cores_to_lay_out(opts.cores)
-        say(describe(cores, openvino_pays()) if cores else "layout: the config files' own")
+        own = "layout: the config files' own"
+        say(describe(cores, openvino_pays(), opts.pack) if cores else own)
         while True:
             started = time.monotonic()
             with running_server(opts) as process:

@@ -171,7 +171,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         "openvino inference_num_threads=-1 (OpenVINO's own, all cores)",
         "floor_threads": floor_threads,
         "server_models": threads,
-        "layout": describe(cores, openvino_pays()),
+        "layout": describe(cores, openvino_pays(), pack),
     }
 
 

@@ -252,7 +252,7 @@ def run_benchmark(options: BenchOptions) -> dict:
     cpu = cpu_label(machine_cpu())
     print(f"pack {pack}; row A: {reference.label} in-process; on {cpu}", file=sys.stderr)
     cores = available_cores()
-    print(f"served with the {describe(cores, openvino_pays())}", file=sys.stderr)
+    print(f"served with the {describe(cores, openvino_pays(), pack)}", file=sys.stderr)
     if not on_openvino:
         print(f"no row A': {reference.label} runs on onnxruntime only", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
