@@ -146,11 +146,16 @@ def runs_on_openvino(config: model_config_pb2.ModelConfig, openvino: bool) -> bo
     return openvino and any(a.name == "openvino" for a in accelerators)
 
 
+def ocr_extra(pack: str | None) -> int:
+    """The `ocr` instances a pack asks beyond one a core (None: none)."""
+    return pack_named(pack).ocr_extra_instances if pack else 0
+
+
 def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
     """One line for the start-up log: instances, or instances x threads for a network (the
     recognizer's on OpenVINO too where it differs), and the networks' CPU runtime, for the
     pack served (None: a pack without extra `ocr` instances)."""
-    extra = pack_named(pack).ocr_extra_instances if pack else 0
+    extra = ocr_extra(pack)
     plain = placements(cores, ocr_extra=extra)
     on_openvino = placements(cores, True, extra) if openvino else plain
     parts = ", ".join(
@@ -200,9 +205,8 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: 
 def placement_of(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> Placement:
     """A config's placement on `cores` cores: for the runtime it will run on, and for `ocr`
     the extra instances of the pack it names."""
-    extra = 0
-    if config.name == contract.OCR_MODEL and "pack" in config.parameters:
-        extra = pack_named(config.parameters["pack"].string_value).ocr_extra_instances
+    named = config.name == contract.OCR_MODEL and "pack" in config.parameters
+    extra = ocr_extra(config.parameters["pack"].string_value if named else None)
     return placements(cores, runs_on_openvino(config, openvino), extra)[config.name]
 
 
