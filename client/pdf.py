@@ -39,7 +39,7 @@ from pikepdf.canvas import ContentStreamBuilder
 from PIL import Image, ImageOps
 
 from triton_ocr.preprocessing.documents import PDFIUM_LOCK
-from triton_ocr.preprocessing.header import EXIF_ORIENTATION_TAG, is_pdf, page_count_of_tiff
+from triton_ocr.preprocessing.header import is_pdf, orientation_of, page_count_of_tiff
 
 from .results import Document, Page, Polygon
 
@@ -202,12 +202,13 @@ def image_pdf(data: bytes) -> bytes:
 
 
 def orientations(data: bytes) -> list[int]:
-    """Each frame's EXIF orientation (1: as stored), read from the headers only."""
+    """Each frame's EXIF orientation (1: as stored), read from the headers only, as the server
+    reads it (header.orientation_of)."""
     with Image.open(io.BytesIO(data)) as image:
         found = []
         for index in range(getattr(image, "n_frames", 1)):
             image.seek(index)
-            found.append(int(image.getexif().get(EXIF_ORIENTATION_TAG, 1)))
+            found.append(orientation_of(image, data))
         return found
 
 

@@ -123,7 +123,7 @@ def read_header(data: bytes) -> Header:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow warns about large images; we check below
             with Image.open(io.BytesIO(data)) as img:
-                orientation = orientation_of(img)
+                orientation = orientation_of(img, data)
                 return Header(
                     img.format,
                     stored_size(img),
@@ -165,12 +165,33 @@ def decoded_bytes_per_pixel(img: Image.Image, data: bytes = b"") -> int:
     return max(1, channels) * sample
 
 
-def orientation_of(img: Image.Image) -> int:
-    """The EXIF (TIFF: tag 274) orientation of the current frame, 1 when absent or broken."""
+def orientation_of(img: Image.Image, data: bytes = b"") -> int:
+    """The EXIF (TIFF: tag 274) orientation of the current frame, 1 when absent or broken.
+
+    A PNG's eXIf chunk may follow its pixels, where Pillow looks only by decoding them all,
+    before any of our limits is checked (a bomb's whole working memory). It is found instead
+    by stepping over the chunks of `data`, the PNG's bytes."""
     try:
-        return int(img.getexif().get(EXIF_ORIENTATION_TAG, 1))
+        if img.format != "PNG":
+            return int(img.getexif().get(EXIF_ORIENTATION_TAG, 1))
+        if "exif" not in img.info and (late := png_chunk(data, b"eXIf")) is not None:
+            img.info["exif"] = b"Exif\x00\x00" + late  # as Pillow keeps a chunk it has read
+        # Image's own getexif reads what was found, no pixel decoded
+        return int(Image.Image.getexif(img).get(EXIF_ORIENTATION_TAG, 1))
     except Exception:  # a broken EXIF block must not hide a decodable image
         return 1
+
+
+def png_chunk(data: bytes, kind: bytes) -> bytes | None:
+    """The data of a PNG's first chunk of this type, found from the chunks' lengths alone (no
+    pixel decoded), or None."""
+    at = len(PNG_SIGNATURE)
+    while at + 8 <= len(data) and data[at + 4 : at + 8] != b"IEND":
+        length = int.from_bytes(data[at : at + 4], "big")
+        if data[at + 4 : at + 8] == kind:
+            return data[at + 8 : at + 8 + length]
+        at += 12 + length
+    return None
 
 
 def stored_size(img: Image.Image) -> tuple[int, int]:

@@ -8,6 +8,7 @@ import time
 
 import cv2
 import pytest
+from PIL import ImageFile
 
 from triton_ocr.preprocessing import decode
 from triton_ocr.preprocessing.decode import decode_image
@@ -22,12 +23,24 @@ DOCS = Documents(pdf_dpi=200, max_pdf_dpi=600, max_pages=100)
 
 @pytest.fixture
 def no_decoder(monkeypatch):
-    """cv2.imdecode fails the test if it is called."""
+    """cv2.imdecode fails the test if it is called, and so does Pillow decoding pixels (which a
+    header read must not do: any exception it raised there would be caught and read as a
+    header without EXIF, so its calls are counted)."""
 
     def refuse(*_):
         raise AssertionError("the decoder was called")
 
     monkeypatch.setattr(decode.cv2, "imdecode", refuse)
+    loads = []
+    load = ImageFile.ImageFile.load
+
+    def counted(image):
+        loads.append(image.format)
+        return load(image)
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", counted)
+    yield
+    assert not loads, f"Pillow decoded the pixels of {loads}"
 
 
 @pytest.mark.parametrize("bomb", image_bombs(), ids=lambda b: b.name)

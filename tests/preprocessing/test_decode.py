@@ -1,4 +1,5 @@
 import io
+import zlib
 
 import cv2
 import numpy as np
@@ -67,6 +68,34 @@ def test_exif_orientation_is_applied():
     assert out.shape[:2] == (60, 40)
     # the red block (top-left in storage) is top-right once upright
     assert out[2, 35, 2] > 200 and out[2, 35, 0] < 80
+
+
+def exif_after_pixels(png: bytes, orientation: int) -> bytes:
+    """The PNG with an eXIf chunk (orientation only) between its last IDAT and IEND, where
+    PNG allows it."""
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    body = exif.tobytes()[len(b"Exif\x00\x00") :]  # the chunk holds the TIFF header onwards
+    chunk = len(body).to_bytes(4, "big") + b"eXIf" + body
+    chunk += zlib.crc32(chunk[4:]).to_bytes(4, "big")
+    end = png.rindex(b"IEND") - 4
+    return png[:end] + chunk + png[end:]
+
+
+@pytest.mark.parametrize("where", ["before the pixels", "after the pixels"])
+def test_a_png_s_exif_orientation_is_applied_wherever_its_chunk_is(where):
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    if where == "before the pixels":
+        data = encode(marked_rgb(), "PNG", exif=exif)
+        assert data.index(b"eXIf") < data.index(b"IDAT")
+    else:
+        data = exif_after_pixels(encode(marked_rgb(), "PNG"), 6)
+    with Image.open(io.BytesIO(data)) as image:  # Pillow, which decodes the pixels to find it
+        assert image.getexif()[0x0112] == 6
+    out = decode_image(data, LIMIT)
+    assert out.shape[:2] == (60, 40)
+    assert tuple(out[2, 35]) == (0, 0, 255)  # the red block, top-right once upright
 
 
 @pytest.mark.parametrize("orientation", range(1, 9))

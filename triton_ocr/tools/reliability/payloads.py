@@ -62,8 +62,9 @@ def png_bomb(width: int, height: int, depth: int = 1, colour: int = 0, rows: int
     decoded."""
     samples = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
     header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([depth, colour, 0, 0, 0])
-    row = 1 + (width * samples * depth + 7) // 8  # the filter byte, then the packed samples
-    idat = zlib.compress(b"\x00" * row * rows, 9)
+    row = b"\x00" * (1 + (width * samples * depth + 7) // 8)  # the filter byte, the samples
+    packer = zlib.compressobj(9)  # row by row: a whole image's rows are never held at once
+    idat = b"".join(packer.compress(row) for _ in range(rows)) + packer.flush()
     return (
         b"\x89PNG\r\n\x1a\n"
         + png_chunk(b"IHDR", header)
