@@ -164,9 +164,9 @@ def page_count(source: bytes) -> int:
 
 def split_pages(data: bytes) -> tuple[int, Generator[bytes, None, None] | None]:
     """The pages an item holds as the server counts them (a PDF's, 1 when pikepdf cannot open
-    it: the service then says why; a TIFF's frames; 1 for an image) and, for a PDF of two or
-    more, each page as a PDF of its own, made as it is asked for (the gateway's jsonl reads a
-    long PDF page by page)."""
+    it: the service then says why; a TIFF's frames, up to header.TIFF_PAGES_COUNTED; 1 for an
+    image) and, for a PDF of two or more, each page as a PDF of its own, made as it is asked
+    for (the gateway's jsonl reads a long PDF page by page)."""
     if not is_pdf(data):
         return page_count_of_tiff(data), None
     try:

@@ -44,6 +44,7 @@ from .header import (
     is_pdf,
     orientation_of,
     stored_size,
+    tiff_pages,
 )
 from .text_layer import TextLayer, read_text_layer
 
@@ -325,13 +326,14 @@ class TiffPages(Pages):
                 self._image: TiffImagePlugin.TiffImageFile | None = cast(
                     "TiffImagePlugin.TiffImageFile", Image.open(io.BytesIO(data))
                 )
-                self.count = int(self._image.n_frames)
+                self.count = tiff_pages(self._image, documents.max_pages + 1)
         except Exception as exc:  # read_header read it; this is a defect of the file
             raise ImageDecodeError(f"cannot read TIFF: {exc}") from exc
         if self.count > documents.max_pages:
             self.close()
             raise ImageDecodeError(
-                f"TIFF has {self.count} pages; at most {documents.max_pages} per request"
+                f"TIFF has more than {documents.max_pages} pages; at most "
+                f"{documents.max_pages} per request"
             )
 
     def _frame(self, index: int) -> tuple[TiffImagePlugin.TiffImageFile, tuple[int, int], int]:

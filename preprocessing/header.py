@@ -15,15 +15,11 @@ import dataclasses
 import io
 import re
 import warnings
-from typing import TYPE_CHECKING, cast
 
 from PIL import Image
 
 from triton_ocr.errors import InvalidRequest
 from triton_ocr.settings import ImageLimits
-
-if TYPE_CHECKING:  # Image.open imports its plugins when it needs them
-    from PIL import TiffImagePlugin
 
 EXIF_ORIENTATION_TAG = 0x0112
 TIFF_WIDTH_TAG, TIFF_HEIGHT_TAG = 256, 257  # ImageWidth, ImageLength
@@ -52,6 +48,7 @@ UNSIZED_FORMATS = (
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PNG_BIT_DEPTH_AT = 24  # IHDR's bit depth byte: signature 8, length 4, type 4, width 4, height 4
 TIFF_BITS_TAG = 258  # BitsPerSample
+TIFF_PAGES_COUNTED = 1000  # a header read counts a TIFF's pages up to this many (tiff_pages)
 PDF_MAGIC = b"%pdf"  # a PDF's first bytes (case-insensitive, after whitespace)
 # Leading bytes (case-insensitive, after whitespace) of common uploads that are not raster
 # images, for a message that says what came instead.
@@ -206,15 +203,26 @@ def stored_size(img: Image.Image) -> tuple[int, int]:
     return img.size
 
 
-def tiff_pages(img: Image.Image) -> int:
-    """The frames of an open TIFF (1 for other formats, or when the IFD chain is broken: the
-    first page is then decoded as an image, as before documents were read)."""
+def tiff_pages(img: Image.Image, most: int = TIFF_PAGES_COUNTED) -> int:
+    """The frames of an open TIFF, counted up to `most`, the first frame current again (1 for
+    other formats, or when a page's directory cannot be read: the first page is then decoded
+    as an image, as before documents were read). Pillow's own count (n_frames) walks the whole
+    chain of page directories in time growing with its length squared: a few megabytes of
+    one-pixel pages held a request for minutes."""
     if img.format != "TIFF":
         return 1
     try:
         if not getattr(img, "is_animated", False):  # no second IFD: cheap, no walk
             return 1
-        return max(1, int(cast("TiffImagePlugin.TiffImageFile", img).n_frames))
+        count = 1
+        try:
+            while count < most:
+                img.seek(count)
+                count += 1
+        except EOFError:  # past the last page (or the chain came back on itself)
+            pass
+        img.seek(0)
+        return count
     except Exception:
         return 1
 
@@ -309,7 +317,8 @@ def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str, int]:
     if fmt not in DECODABLE_FORMATS:
         raise ImageDecodeError(f"unsupported image format {fmt} (supported: {SUPPORTED})")
     if found.pages > 1:
-        raise DocumentGiven(f"a TIFF with {found.pages} pages")
+        more = " or more" if found.pages >= TIFF_PAGES_COUNTED else ""
+        raise DocumentGiven(f"a TIFF with {found.pages}{more} pages")
     if fmt == "JPEG" and data.rfind(JPEG_EOI) < data.rfind(JPEG_SOS):
         raise ImageDecodeError(
             f"cannot decode image ({len(data)} bytes): truncated JPEG data (no end-of-image "

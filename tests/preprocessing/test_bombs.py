@@ -8,12 +8,12 @@ import time
 
 import cv2
 import pytest
-from PIL import ImageFile
+from PIL import ImageFile, TiffImagePlugin
 
 from triton_ocr.preprocessing import decode
 from triton_ocr.preprocessing.decode import decode_image
 from triton_ocr.preprocessing.documents import open_pages
-from triton_ocr.preprocessing.header import ImageDecodeError, check_encoded
+from triton_ocr.preprocessing.header import TIFF_PAGES_COUNTED, ImageDecodeError, check_encoded
 from triton_ocr.settings import Documents, ImageLimits
 from triton_ocr.tools.reliability.bombs import document_bombs, hdr_bomb, image_bombs
 
@@ -73,6 +73,22 @@ def test_a_tiff_page_over_the_limit_is_refused_alone():
         assert pages.page(0).shape == (64, 64, 3)
         with pytest.raises(ImageDecodeError, match=bomb.error):
             pages.page(1)
+
+
+def test_a_tiff_of_many_pages_is_refused_before_its_pages_are_all_walked():
+    bomb = next(b for b in document_bombs() if b.name.startswith("TIFF of 50000"))
+    walked = []
+    seek = TiffImagePlugin.TiffImageFile._seek  # what seek and Pillow's n_frames both call
+
+    def counted(image, frame):
+        walked.append(frame)
+        return seek(image, frame)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TiffImagePlugin.TiffImageFile, "_seek", counted)
+        with pytest.raises(ImageDecodeError, match=bomb.error):
+            open_pages(bomb.data, LIMITS, DOCS, dpi=200)
+    assert 0 < max(walked) <= max(DOCS.max_pages, TIFF_PAGES_COUNTED)
 
 
 def test_a_pdf_that_lies_about_its_page_count_is_refused_whole():

@@ -109,6 +109,32 @@ def two_frame_tiff(width: int, height: int) -> bytes:
     return bytes(data)
 
 
+def many_pages_tiff(pages: int) -> bytes:
+    """A TIFF of `pages` one-pixel pages, a directory of 102 bytes each, all drawing the one
+    pixel at its end: a page limit's worth of work for its reader only if it counts them all."""
+    entries = 8
+    size = 2 + 12 * entries + 4
+    pixel = 8 + pages * size
+    directories = []
+    for page in range(pages):
+        after = 8 + (page + 1) * size if page + 1 < pages else 0
+        body = struct.pack("<H", entries)
+        for tag, kind, value in (
+            (256, 3, 1),  # ImageWidth
+            (257, 3, 1),  # ImageLength
+            (258, 3, 8),  # BitsPerSample
+            (259, 3, 1),  # no compression
+            (262, 3, 1),  # BlackIsZero
+            (273, 4, pixel),  # StripOffsets
+            (278, 3, 1),  # RowsPerStrip
+            (279, 4, 1),  # StripByteCounts
+        ):
+            body += struct.pack("<HHI", tag, kind, 1)
+            body += struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value)
+        directories.append(body + struct.pack("<I", after))
+    return b"II*\x00" + struct.pack("<I", 8) + b"".join(directories) + b"\x80"
+
+
 def hdr_bomb(width: int, height: int) -> bytes:
     """A Radiance HDR (run-length encoded scanlines) of width x height: a few bytes a row."""
     header = b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y %d +X %d\n" % (height, width)
@@ -244,6 +270,12 @@ def document_bombs() -> list[Bomb]:
             "TIFF, second frame 60000x60000",
             two_frame_tiff(60000, 60000),
             r"page 2: 60000x60000 = \d+ pixels exceeds",
+            True,
+        ),
+        Bomb(
+            "TIFF of 50000 one-pixel pages",
+            many_pages_tiff(50000),
+            r"TIFF has more than \d+ pages; at most \d+ per request",
             True,
         ),
         Bomb(
