@@ -68,6 +68,10 @@ SIGNATURES = ((PNG_SIGNATURE, "PNG"), (b"\xff\xd8\xff", "JPEG"))
 # occur inside entropy-coded data (0xFF is stuffed there), so a file whose last scan has no end
 # marker after it was cut short; OpenCV would return it grey-filled instead of failing.
 JPEG_SOS, JPEG_EOI = b"\xff\xda", b"\xff\xd9"
+# each scan of a JPEG is decoded over the whole image, so its scans times its pixels, not its
+# bytes, set its decoding time (docs/reliability.md): a few dozen bytes a scan. A progressive
+# JPEG has about 10 scans; at the pixel limit this allows 40, and more on smaller images.
+JPEG_MOST_SCAN_PIXELS = 2_000_000_000
 
 
 class ImageDecodeError(InvalidRequest):
@@ -319,6 +323,13 @@ def check_encoded(data: bytes, limits: ImageLimits) -> tuple[str, int]:
     if found.pages > 1:
         more = " or more" if found.pages >= TIFF_PAGES_COUNTED else ""
         raise DocumentGiven(f"a TIFF with {found.pages}{more} pages")
+    pixels = found.size[0] * found.size[1]
+    if fmt == "JPEG" and (scans := data.count(JPEG_SOS)) * pixels > JPEG_MOST_SCAN_PIXELS:
+        raise ImageDecodeError(
+            f"JPEG has {scans} scans of {pixels} pixels each: at most "
+            f"{JPEG_MOST_SCAN_PIXELS // pixels} at that size (each scan is decoded over the "
+            "whole image; a progressive JPEG has about 10)"
+        )
     if fmt == "JPEG" and data.rfind(JPEG_EOI) < data.rfind(JPEG_SOS):
         raise ImageDecodeError(
             f"cannot decode image ({len(data)} bytes): truncated JPEG data (no end-of-image "

@@ -37,6 +37,14 @@ def jpeg_bomb(width: int, height: int) -> bytes:
     return bytes(data)
 
 
+def jpeg_scans_bomb(side: int, scans: int) -> bytes:
+    """A progressive JPEG of a side x side flat page (within the pixel limit) whose last scan,
+    a few dozen bytes, is repeated `scans` times: each is decoded over the whole image."""
+    data = save(Image.new("L", (side, side), 128), "JPEG", progressive=True, quality=90)
+    last, end = data.rindex(b"\xff\xda"), data.rindex(b"\xff\xd9")
+    return data[:end] + data[last:end] * scans + data[end:]
+
+
 def webp_bomb(width: int, height: int) -> bytes:
     """A lossless WebP (VP8L) whose header says width x height (at most 16384 each)."""
     data = bytearray(save(Image.new("RGB", (16, 16), "white"), "WEBP", lossless=True))
@@ -247,6 +255,7 @@ def image_bombs() -> list[Bomb]:
         Bomb("PNG 10000x10000, whole", png_bomb(10000, 10000, 8, rows=10000), TOO_LARGE),
         Bomb("JPEG 60000x60000", jpeg_bomb(60000, 60000), TOO_LARGE),
         Bomb("JPEG 8000x8000", jpeg_bomb(8000, 8000), TOO_LARGE),
+        Bomb("JPEG 7000x7000, 1000 scans", jpeg_scans_bomb(7000, 1000), "JPEG has 10\\d\\d scans"),
         Bomb("WebP 16383x16383", webp_bomb(16383, 16383), TOO_LARGE),
         Bomb("WebP 8000x8000", webp_bomb(8000, 8000), TOO_LARGE),
         Bomb("BMP 30000x30000", bmp_bomb(30000, 30000), TOO_LARGE),
