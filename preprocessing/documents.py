@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, cast
 
 import cv2
 import numpy as np
+import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.internal as pdfium_i
 import pypdfium2.raw as pdfium_c
@@ -46,6 +47,7 @@ from .header import (
     stored_size,
     tiff_pages,
 )
+from .pdf_drawing import MOST_DRAWING_BYTES, drawing_bytes
 from .text_layer import TextLayer, read_text_layer
 
 if TYPE_CHECKING:  # Image.open imports its plugins when it needs them
@@ -180,6 +182,8 @@ class PdfPages(Pages):
         self._dpi = dpi
         self._scale = dpi / POINTS_PER_INCH
         self._pdf: pdfium.PdfDocument | None = None
+        self._objects = pdf_objects(data)  # each page's drawing, measured before pdfium's parse
+        self._measured: set[int] = set()
         with PDFIUM_LOCK:
             # Loaded here rather than by PdfDocument(data): that reports a PDF without pages
             # as a stale error code of an earlier call, and leaks its handle.
@@ -228,10 +232,28 @@ class PdfPages(Pages):
                 raise ImageDecodeError(f"page {index + 1}: cannot read PDF page") from exc
         return self._pixel_size(index, width_pt, height_pt)
 
+    def _check_drawing(self, index: int) -> None:
+        """Refuse page `index` before pdfium parses it (which it cannot stop) when its drawing
+        holds more than MOST_DRAWING_BYTES of operators (pdf_drawing)."""
+        if self._objects is None or index in self._measured:
+            return
+        try:
+            size = drawing_bytes(self._objects.pages[index].obj, MOST_DRAWING_BYTES)
+        except Exception:  # qpdf reads this page otherwise than pdfium: pdfium says what it is
+            size = 0
+        if size > MOST_DRAWING_BYTES:
+            most = MOST_DRAWING_BYTES >> 20
+            raise ImageDecodeError(
+                f"page {index + 1}: its drawing holds more than {most} MB of operators (a form "
+                f"counted each time it is drawn); at most {most} MB a page"
+            )
+        self._measured.add(index)
+
     @contextlib.contextmanager
     def _loaded(self, index: int) -> Iterator[tuple[pdfium.PdfPage, int, int]]:
         """Page `index` loaded under pdfium's lock, with its size in pixels at the DPI."""
         self._check_index(index)
+        self._check_drawing(index)
         with PDFIUM_LOCK:
             try:
                 page = self._document().get_page(index)
@@ -304,9 +326,20 @@ class PdfPages(Pages):
             if self._pdf is not None:
                 self._pdf.close()
                 self._pdf = None
+        if self._objects is not None:
+            self._objects.close()
+            self._objects = None
 
     def __del__(self) -> None:  # close before the bytes pdfium reads from are released
         self.close()
+
+
+def pdf_objects(data: bytes) -> pikepdf.Pdf | None:
+    """The PDF's objects as qpdf reads them, or None where it cannot (pdfium may still)."""
+    try:
+        return pikepdf.open(io.BytesIO(data))
+    except Exception:  # any reason qpdf has: pdfium decides whether the file is read
+        return None
 
 
 class TiffPages(Pages):

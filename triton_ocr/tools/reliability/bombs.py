@@ -238,6 +238,51 @@ def image_bomb_pdf(width: int, height: int) -> bytes:
     return pdf_bytes(pdf)
 
 
+def nested_forms_pdf(fanout: int, depth: int) -> bytes:
+    """A letter page drawing a form that draws a form `fanout` times, `depth` forms deep, the
+    last one square: fanout ** depth squares from a kilobyte and a half."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    form = pikepdf.Stream(pdf, b"0 0 1 1 re f")
+    for level in range(depth + 1):
+        if level:
+            drawn = pikepdf.Stream(pdf, b"q 1 0 0 1 0.001 0 cm /X Do Q " * fanout)
+            drawn.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
+            form = drawn
+        form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 9, 9]
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Contents=pikepdf.Stream(pdf, b"/X Do"),
+        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form)),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    return pdf_bytes(pdf)
+
+
+def text_operators_pdf(operators: int) -> bytes:
+    """A letter page whose one content stream shows two letters `operators` times, flate
+    compressed: about 21 bytes of operators for each byte of the file."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica
+    )
+    text = b"BT /F1 1 Tf " + b"0.001 0 Td (xy) Tj " * operators + b"ET"
+    content = pikepdf.Stream(pdf, zlib.compress(text, 9))
+    content.Filter = pikepdf.Name.FlateDecode
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Contents=content,
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    return pdf_bytes(pdf)
+
+
 def deep_png(width: int, height: int) -> bytes:
     """A 16-bit RGBA PNG header (8 bytes per pixel decoded) with a few rows of data."""
     return png_bomb(width, height, depth=16, colour=6, rows=4)
@@ -300,6 +345,18 @@ def document_bombs() -> list[Bomb]:
             True,
         ),
         Bomb("PDF page tree containing itself", self_containing_pdf(), "", True),
+        Bomb(
+            "PDF of forms drawn 100 x 100 x 100 times",
+            nested_forms_pdf(100, 3),
+            "page 1: its drawing holds more than 16 MB",
+            True,
+        ),
+        Bomb(
+            "PDF of 2,000,000 text operators (93 KB)",
+            text_operators_pdf(2_000_000),
+            "page 1: its drawing holds more than 16 MB",
+            True,
+        ),
         Bomb("PDF drawing a 60000x60000 image", image_bomb_pdf(60000, 60000), "", True),
     ]
 
