@@ -211,8 +211,7 @@ def tiff_pages(img: Image.Image, most: int = TIFF_PAGES_COUNTED) -> int:
     """The frames of an open TIFF, counted up to `most`, the first frame current again (1 for
     other formats, or when a page's directory cannot be read: the first page is then decoded
     as an image, as before documents were read). Pillow's own count (n_frames) walks the whole
-    chain of page directories in time growing with its length squared: a few megabytes of
-    one-pixel pages held a request for minutes."""
+    chain of page directories in time growing with its length squared (docs/reliability.md)."""
     if img.format != "TIFF":
         return 1
     try:

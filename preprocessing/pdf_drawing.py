@@ -20,7 +20,7 @@ import pikepdf
 # a form drawn: its name, then the Do operator (a name's #xx escapes stand for bytes)
 DRAWN = re.compile(rb"/([^\s/\[\]<>(){}%]+)\s*Do(?![^\s/\[\]<>(){}%])")
 ESCAPE = re.compile(rb"#([0-9A-Fa-f]{2})")
-# a page's drawing may hold this many bytes of operators: pdfium holds about 20 times as much
+# a page's drawing may hold this many bytes of operators: pdfium holds many times as much
 # while it parses them (docs/reliability.md)
 MOST_DRAWING_BYTES = 16 << 20
 OTHER_FILTERS_EXPAND = 1400  # the most a byte of LZW (or the other filters) decodes to
