@@ -228,11 +228,15 @@ def image_bomb_pdf(width: int, height: int) -> bytes:
     image.ColorSpace, image.BitsPerComponent = pikepdf.Name.DeviceGray, 8
     image.Filter = pikepdf.Name.FlateDecode
     content = pikepdf.Stream(pdf, b"q 612 0 0 792 0 0 cm /Im0 Do Q")
+    return letter_page_pdf(pdf, content, pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im0=image)))
+
+
+def letter_page_pdf(pdf, content, resources) -> bytes:
+    """`pdf` with one letter page drawn by `content` with `resources`, as bytes."""
+    import pikepdf
+
     page = pikepdf.Dictionary(
-        Type=pikepdf.Name.Page,
-        MediaBox=[0, 0, 612, 792],
-        Contents=content,
-        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(Im0=image)),
+        Type=pikepdf.Name.Page, MediaBox=[0, 0, 612, 792], Contents=content, Resources=resources
     )
     pdf.pages.append(pikepdf.Page(page))
     return pdf_bytes(pdf)
@@ -251,19 +255,13 @@ def nested_forms_pdf(fanout: int, depth: int) -> bytes:
             drawn.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
             form = drawn
         form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 9, 9]
-    page = pikepdf.Dictionary(
-        Type=pikepdf.Name.Page,
-        MediaBox=[0, 0, 612, 792],
-        Contents=pikepdf.Stream(pdf, b"/X Do"),
-        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form)),
-    )
-    pdf.pages.append(pikepdf.Page(page))
-    return pdf_bytes(pdf)
+    resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
+    return letter_page_pdf(pdf, pikepdf.Stream(pdf, b"/X Do"), resources)
 
 
 def text_operators_pdf(operators: int) -> bytes:
     """A letter page whose one content stream shows two letters `operators` times, flate
-    compressed: about 21 bytes of operators for each byte of the file."""
+    compressed: some 400 bytes of operators for each byte of the file."""
     import pikepdf
 
     pdf = pikepdf.new()
@@ -273,14 +271,7 @@ def text_operators_pdf(operators: int) -> bytes:
     text = b"BT /F1 1 Tf " + b"0.001 0 Td (xy) Tj " * operators + b"ET"
     content = pikepdf.Stream(pdf, zlib.compress(text, 9))
     content.Filter = pikepdf.Name.FlateDecode
-    page = pikepdf.Dictionary(
-        Type=pikepdf.Name.Page,
-        MediaBox=[0, 0, 612, 792],
-        Contents=content,
-        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)),
-    )
-    pdf.pages.append(pikepdf.Page(page))
-    return pdf_bytes(pdf)
+    return letter_page_pdf(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=font)))
 
 
 def deep_png(width: int, height: int) -> bytes:
