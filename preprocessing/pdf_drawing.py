@@ -1,12 +1,13 @@
 """A PDF page's drawing, measured before pdfium parses it.
 
-pdfium parses a page's whole drawing when it loads the page, with no way to stop it: every
-operator of its content streams, and a form XObject's again each time it is drawn. Both can be
-out of all proportion to the file: a content stream compresses a thousandfold, and forms drawn
-100 times by forms drawn 100 times multiply (docs/reliability.md, "A PDF page's drawing before
-pdfium"). So the bytes of operators a page holds, forms counted as often as they are drawn,
-are added up here from the file's objects (pikepdf), each stream decompressed no further than
-what is left of the allowance, and a page over it is refused before pdfium sees it.
+pdfium parses a page's whole drawing when it loads the page (its annotations' appearances when
+it draws them), with no way to stop it: every operator of its content streams, and a form
+XObject's again each time it is drawn. Both can be out of all proportion to the file: a content
+stream compresses a thousandfold, and forms drawn 100 times by forms drawn 100 times multiply
+(docs/reliability.md, "A PDF page's drawing before pdfium"). So the bytes of operators a page
+holds, forms counted as often as they are drawn, are added up here from the file's objects
+(pikepdf), each stream decompressed no further than what is left of the allowance, and a page
+over it is refused before pdfium sees it.
 """
 
 from __future__ import annotations
@@ -27,15 +28,38 @@ OTHER_FILTERS_EXPAND = 1400  # the most a byte of LZW (or the other filters) dec
 
 
 def drawing_bytes(page: pikepdf.Dictionary, most: int) -> int:
-    """The bytes of operators in the page's content streams, each form XObject's counted as
-    many times as it is drawn (within forms too), up to `most`: past it, `most` + 1. A form
-    drawn within itself counts once (pdfium draws it once)."""
+    """The bytes of operators in the page's content streams and its annotations' appearances,
+    each form XObject's counted as many times as it is drawn (within forms too), up to `most`:
+    past it, `most` + 1. A form drawn within itself counts once (pdfium draws it once)."""
     resources = inherited(page, "/Resources")
     contents = page.get("/Contents")
     streams = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
-    return work(
-        [s for s in streams if isinstance(s, pikepdf.Stream)], resources, most, {}, frozenset()
+    known: dict[tuple[int, int], int] = {}
+    total = work(
+        [s for s in streams if isinstance(s, pikepdf.Stream)], resources, most, known, frozenset()
     )
+    for shown in appearances(page):
+        if total > most:
+            break
+        total += work(
+            [shown], shown.get("/Resources", resources), most, known, frozenset({shown.objgen})
+        )
+    return min(total, most + 1)
+
+
+def appearances(page: pikepdf.Dictionary) -> list[pikepdf.Stream]:
+    """The normal appearances of the page's annotations and form fields, each state's (pdfium
+    draws them with the page)."""
+    annotations = page.get("/Annots")
+    found: list[pikepdf.Stream] = []
+    for annotation in annotations if isinstance(annotations, pikepdf.Array) else []:
+        shown = annotation.get("/AP") if isinstance(annotation, pikepdf.Dictionary) else None
+        normal = shown.get("/N") if isinstance(shown, pikepdf.Dictionary) else None
+        if isinstance(normal, pikepdf.Stream):
+            found.append(normal)
+        elif isinstance(normal, pikepdf.Dictionary):
+            found += [state for state in normal.values() if isinstance(state, pikepdf.Stream)]
+    return found
 
 
 def work(

@@ -66,7 +66,16 @@ def test_a_compressed_stream_is_decompressed_no_further_than_the_allowance():
         assert drawing_bytes(pdf.pages[0].obj, 4096) == 4097
 
 
-@pytest.mark.parametrize("bomb", [nested_forms_pdf(100, 3), text_operators_pdf(2_000_000)])
+def test_an_annotation_s_appearance_counts_with_the_page():
+    with pikepdf.open(io.BytesIO(nested_forms_pdf(10, 3, annotation=True))) as pdf:
+        # as drawn by the page, less the page's own "/X Do"
+        assert drawing_bytes(pdf.pages[0].obj, 10**9) == 111 * 290 + 1000 * 12
+
+
+BOMBS = [nested_forms_pdf(100, 3), nested_forms_pdf(100, 3, True), text_operators_pdf(2_000_000)]
+
+
+@pytest.mark.parametrize("bomb", BOMBS)
 def test_a_page_drawing_too_much_is_refused_before_pdfium_loads_it(bomb, monkeypatch):
     loads = []
     get_page = pdfium.PdfDocument.get_page

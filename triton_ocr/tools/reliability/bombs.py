@@ -242,9 +242,10 @@ def letter_page_pdf(pdf, content, resources) -> bytes:
     return pdf_bytes(pdf)
 
 
-def nested_forms_pdf(fanout: int, depth: int) -> bytes:
+def nested_forms_pdf(fanout: int, depth: int, annotation: bool = False) -> bytes:
     """A letter page drawing a form that draws a form `fanout` times, `depth` forms deep, the
-    last one square: fanout ** depth squares from a kilobyte and a half."""
+    last one square: fanout ** depth squares from a kilobyte and a half; drawn by the page's
+    content, or as the appearance of an annotation on it."""
     import pikepdf
 
     pdf = pikepdf.new()
@@ -255,8 +256,17 @@ def nested_forms_pdf(fanout: int, depth: int) -> bytes:
             drawn.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
             form = drawn
         form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 9, 9]
-    resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
-    return letter_page_pdf(pdf, pikepdf.Stream(pdf, b"/X Do"), resources)
+    if not annotation:
+        resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
+        return letter_page_pdf(pdf, pikepdf.Stream(pdf, b"/X Do"), resources)
+    square = pikepdf.Dictionary(
+        Type=pikepdf.Name.Annot,
+        Subtype=pikepdf.Name.Square,
+        Rect=[10, 10, 300, 300],
+        AP=pikepdf.Dictionary(N=form),
+    )
+    pdf.add_blank_page(page_size=(612, 792)).Annots = pikepdf.Array([square])
+    return pdf_bytes(pdf)
 
 
 def text_operators_pdf(operators: int) -> bytes:
@@ -339,6 +349,12 @@ def document_bombs() -> list[Bomb]:
         Bomb(
             "PDF of forms drawn 100 x 100 x 100 times",
             nested_forms_pdf(100, 3),
+            "page 1: its drawing holds more than 16 MB",
+            True,
+        ),
+        Bomb(
+            "PDF annotation of forms drawn 100 x 100 x 100 times",
+            nested_forms_pdf(100, 3, annotation=True),
             "page 1: its drawing holds more than 16 MB",
             True,
         ),
