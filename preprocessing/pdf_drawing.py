@@ -29,8 +29,9 @@ OTHER_FILTERS_EXPAND = 1400  # the most a byte of LZW (or the other filters) dec
 
 def drawing_bytes(page: pikepdf.Dictionary, most: int) -> int:
     """The bytes of operators in the page's content streams and its annotations' appearances,
-    each form XObject's counted as many times as it is drawn (within forms too), up to `most`:
-    past it, `most` + 1. A form drawn within itself counts once (pdfium draws it once)."""
+    each form XObject's counted as many times as it is drawn (within forms too), and each
+    Type3 font's glyph procedures once, up to `most`: past it, `most` + 1. A form drawn
+    within itself counts once (pdfium draws it once)."""
     resources = inherited(page, "/Resources")
     contents = page.get("/Contents")
     streams = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
@@ -91,9 +92,32 @@ def work(
             total += times * known[form.objgen]
             if total > most:
                 return most + 1
+        for font in type3_fonts(resources):  # its glyphs' procedures, parsed once each
+            if font.objgen not in known:
+                procedures = font.get("/CharProcs")
+                known[font.objgen] = work(
+                    [p for p in procedures.values() if isinstance(p, pikepdf.Stream)]
+                    if isinstance(procedures, pikepdf.Dictionary)
+                    else [],
+                    font.get("/Resources", resources),
+                    most,
+                    known,
+                    within | {font.objgen},
+                )
+                total += known[font.objgen]
         if total > most:
             return most + 1
     return total
+
+
+def type3_fonts(resources: pikepdf.Object) -> list[pikepdf.Dictionary]:
+    """The Type3 fonts the resources name: fonts whose glyphs are drawn by procedures."""
+    fonts = resources.get("/Font") if isinstance(resources, pikepdf.Dictionary) else None
+    return [
+        font
+        for font in (fonts.values() if isinstance(fonts, pikepdf.Dictionary) else [])
+        if isinstance(font, pikepdf.Dictionary) and font.get("/Subtype") == pikepdf.Name.Type3
+    ]
 
 
 def unescaped(name: bytes) -> bytes:

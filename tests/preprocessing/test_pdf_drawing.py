@@ -11,7 +11,11 @@ from triton_ocr.preprocessing.documents import open_pages
 from triton_ocr.preprocessing.header import ImageDecodeError
 from triton_ocr.preprocessing.pdf_drawing import drawing_bytes
 from triton_ocr.settings import Documents, ImageLimits
-from triton_ocr.tools.reliability.bombs import nested_forms_pdf, text_operators_pdf
+from triton_ocr.tools.reliability.bombs import (
+    nested_forms_pdf,
+    text_operators_pdf,
+    type3_glyph_pdf,
+)
 
 LIMITS = ImageLimits(max_image_bytes=32 << 20, max_image_pixels=50_000_000)
 DOCS = Documents(pdf_dpi=72, max_pdf_dpi=600, max_pages=100)
@@ -72,7 +76,19 @@ def test_an_annotation_s_appearance_counts_with_the_page():
         assert drawing_bytes(pdf.pages[0].obj, 10**9) == 111 * 290 + 1000 * 12
 
 
-BOMBS = [nested_forms_pdf(100, 3), nested_forms_pdf(100, 3, True), text_operators_pdf(2_000_000)]
+def test_a_type3_glyph_s_procedure_counts_once():
+    with pikepdf.open(io.BytesIO(type3_glyph_pdf(10, 3))) as pdf:
+        # the page's text, the glyph's procedure, and the forms it draws
+        drawn = 111 * 290 + 1000 * 12
+        assert drawing_bytes(pdf.pages[0].obj, 10**9) == 31 + 15 + drawn
+
+
+BOMBS = [
+    nested_forms_pdf(100, 3),
+    nested_forms_pdf(100, 3, annotation=True),
+    type3_glyph_pdf(100, 3),
+    text_operators_pdf(2_000_000),
+]
 
 
 @pytest.mark.parametrize("bomb", BOMBS)

@@ -242,13 +242,11 @@ def letter_page_pdf(pdf, content, resources) -> bytes:
     return pdf_bytes(pdf)
 
 
-def nested_forms_pdf(fanout: int, depth: int, annotation: bool = False) -> bytes:
-    """A letter page drawing a form that draws a form `fanout` times, `depth` forms deep, the
-    last one square: fanout ** depth squares from a kilobyte and a half; drawn by the page's
-    content, or as the appearance of an annotation on it."""
+def nested_form(pdf, fanout: int, depth: int):
+    """A form XObject of `pdf` that draws a form `fanout` times, `depth` forms deep, the last
+    one a square."""
     import pikepdf
 
-    pdf = pikepdf.new()
     form = pikepdf.Stream(pdf, b"0 0 1 1 re f")
     for level in range(depth + 1):
         if level:
@@ -256,6 +254,17 @@ def nested_forms_pdf(fanout: int, depth: int, annotation: bool = False) -> bytes
             drawn.Resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
             form = drawn
         form.Type, form.Subtype, form.BBox = pikepdf.Name.XObject, pikepdf.Name.Form, [0, 0, 9, 9]
+    return form
+
+
+def nested_forms_pdf(fanout: int, depth: int, annotation: bool = False) -> bytes:
+    """A letter page drawing a form that draws a form `fanout` times, `depth` forms deep, the
+    last one square: fanout ** depth squares from a kilobyte and a half; drawn by the page's
+    content, or as the appearance of an annotation on it."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    form = nested_form(pdf, fanout, depth)
     if not annotation:
         resources = pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form))
         return letter_page_pdf(pdf, pikepdf.Stream(pdf, b"/X Do"), resources)
@@ -267,6 +276,29 @@ def nested_forms_pdf(fanout: int, depth: int, annotation: bool = False) -> bytes
     )
     pdf.add_blank_page(page_size=(612, 792)).Annots = pikepdf.Array([square])
     return pdf_bytes(pdf)
+
+
+def type3_glyph_pdf(fanout: int, depth: int) -> bytes:
+    """A letter page showing one glyph of a Type3 font whose procedure draws the forms of
+    nested_forms_pdf: pdfium parses a glyph's procedure when it loads the page."""
+    import pikepdf
+
+    pdf = pikepdf.new()
+    form = nested_form(pdf, fanout, depth)
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type3,
+        FontBBox=[0, 0, 1000, 1000],
+        FontMatrix=[0.001, 0, 0, 0.001, 0, 0],
+        CharProcs=pikepdf.Dictionary(a=pikepdf.Stream(pdf, b"1000 0 d0 /X Do")),
+        Encoding=pikepdf.Dictionary(Differences=[97, pikepdf.Name.a]),
+        FirstChar=97,
+        LastChar=97,
+        Widths=[1000],
+        Resources=pikepdf.Dictionary(XObject=pikepdf.Dictionary(X=form)),
+    )
+    content = pikepdf.Stream(pdf, b"BT /T3 12 Tf 72 72 Td (a) Tj ET")
+    return letter_page_pdf(pdf, content, pikepdf.Dictionary(Font=pikepdf.Dictionary(T3=font)))
 
 
 def text_operators_pdf(operators: int) -> bytes:
@@ -355,6 +387,12 @@ def document_bombs() -> list[Bomb]:
         Bomb(
             "PDF annotation of forms drawn 100 x 100 x 100 times",
             nested_forms_pdf(100, 3, annotation=True),
+            "page 1: its drawing holds more than 16 MB",
+            True,
+        ),
+        Bomb(
+            "PDF Type3 glyph of forms drawn 100 x 100 x 100 times",
+            type3_glyph_pdf(100, 3),
             "page 1: its drawing holds more than 16 MB",
             True,
         ),
