@@ -192,7 +192,9 @@ def image_pdf(data: bytes) -> bytes:
     over white) re-encoded losslessly as PNG. img2pdf turns pages by /Rotate, which cannot
     mirror: an EXIF flip takes Pillow's way."""
     try:
-        if not any(orientation in MIRRORED for orientation in orientations(data)):
+        # img2pdf would make a page of each picture of an MPO (a JPEG whose further pictures,
+        # a camera's large preview or a stereo pair's other eye, the server does not read)
+        if not any(orientation in MIRRORED for orientation in orientations(data)) and not mpo(data):
             return img2pdf.convert(data, rotation=img2pdf.Rotation.ifvalid)
     except (img2pdf.AlphaChannelError, img2pdf.ExifOrientationError, img2pdf.ImageOpenError):
         pass
@@ -201,20 +203,27 @@ def image_pdf(data: bytes) -> bytes:
     return img2pdf.convert([png_of(frame) for frame in frames(data)])
 
 
+def mpo(data: bytes) -> bool:
+    """Whether Pillow reads the image as an MPO: a JPEG with more pictures after its first."""
+    with Image.open(io.BytesIO(data)) as image:
+        return bool(image.format == "MPO")
+
+
 def orientations(data: bytes) -> list[int]:
-    """Each frame's EXIF orientation (1: as stored), read from the headers only, as the server
+    """Each page's EXIF orientation (1: as stored), read from the headers only, as the server
     reads it (header.orientation_of)."""
     with Image.open(io.BytesIO(data)) as image:
         found = []
-        for index in range(getattr(image, "n_frames", 1)):
+        for index in range(page_count_of_tiff(data)):
             image.seek(index)
             found.append(orientation_of(image, data))
         return found
 
 
 def frames(data: bytes) -> Iterable[Image.Image]:
+    """Each page's frame as the server reads it: a TIFF's every frame, an image's first."""
     with Image.open(io.BytesIO(data)) as image:
-        for index in range(getattr(image, "n_frames", 1)):
+        for index in range(page_count_of_tiff(data)):
             image.seek(index)
             frame = ImageOps.exif_transpose(image)
             frame.info["dpi"] = image.info.get("dpi")

@@ -126,7 +126,9 @@ def read_header(data: bytes) -> Header:
             with Image.open(io.BytesIO(data)) as img:
                 orientation = orientation_of(img, data)
                 return Header(
-                    img.format,
+                    # a JPEG that holds more pictures after its first (MPF: a camera's large
+                    # preview, a stereo pair) is read as its first, as OpenCV decodes it
+                    "JPEG" if img.format == "MPO" else img.format,
                     stored_size(img),
                     orientation,
                     tiff_pages(img),

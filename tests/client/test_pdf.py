@@ -72,6 +72,18 @@ def test_an_image_page_has_the_images_size_at_its_dpi_and_keeps_a_jpeg_as_it_is(
         assert [float(v) for v in document.pages[0].mediabox] == pytest.approx([0, 0, 72, 36])
 
 
+def test_a_jpeg_holding_more_pictures_is_one_page_of_its_first():
+    """An MPO (a camera's photo and its large preview): the server reads the first picture, so
+    the searchable PDF has that one page."""
+    buffer = io.BytesIO()
+    first, more = Image.new("RGB", (300, 150), (200, 30, 30)), Image.new("RGB", (40, 20))
+    first.save(buffer, "MPO", dpi=(150, 150), save_all=True, append_images=[more])
+    assert pdf.split_pages(buffer.getvalue())[0] == 1
+    with pikepdf.open(io.BytesIO(pdf.prepare(buffer.getvalue()).source)) as document:
+        (page,) = document.pages
+        assert [float(v) for v in page.mediabox] == pytest.approx([0, 0, 144, 72])
+
+
 @pytest.mark.parametrize("orientation", range(1, 9))
 def test_exif_turned_and_mirrored_images_show_as_the_server_reads_them(orientation):
     picture = Image.new("RGB", (120, 60), "white")

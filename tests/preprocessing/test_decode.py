@@ -98,6 +98,17 @@ def test_a_png_s_exif_orientation_is_applied_wherever_its_chunk_is(where):
     assert tuple(out[2, 35]) == (0, 0, 255)  # the red block, top-right once upright
 
 
+def test_a_jpeg_holding_more_pictures_is_read_as_its_first():
+    """Pillow names a JPEG with an MPF index of several pictures MPO (a camera's photo with its
+    large preview, a stereo pair); it is a JPEG, and its first picture is the photo."""
+    data = encode(marked_rgb(), "MPO", save_all=True, append_images=[Image.new("RGB", (8, 8))])
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "MPO" and image.n_frames == 2
+    out = decode_image(data, LIMIT)
+    assert out.shape == (40, 60, 3)
+    assert out[2, 2, 2] > 200 and out[2, 2, 0] < 80  # the red block, top-left
+
+
 @pytest.mark.parametrize("orientation", range(1, 9))
 def test_orientations_preserve_pixels(orientation):
     image = np.arange(6 * 4 * 3, dtype=np.uint8).reshape(6, 4, 3)
