@@ -106,7 +106,7 @@ class Header:
     format: str | None
     size: tuple[int, int] | None  # (width, height) as stored, before the orientation
     orientation: int  # EXIF (TIFF: tag 274) orientation, 1 when absent
-    pages: int  # a TIFF's frames, 1 for anything else
+    pages: int  # a TIFF's frames, up to TIFF_PAGES_COUNTED; 1 for anything else
     bytes_per_pixel: int  # what the decoder's array takes per pixel, decoded as stored
 
 
@@ -118,8 +118,8 @@ def image_header(data: bytes) -> tuple[str | None, tuple[int, int] | None, int]:
 
 def read_header(data: bytes) -> Header:
     """The header of encoded bytes, no pixel decoded: format, size, orientation, the pages of a
-    TIFF (its IFD chain is walked) and the decoded bytes per pixel. Size, orientation and bytes
-    are the first page's."""
+    TIFF (counted up to TIFF_PAGES_COUNTED) and the decoded bytes per pixel. Size, orientation
+    and bytes are the first page's."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow warns about large images; we check below
@@ -233,7 +233,8 @@ def tiff_pages(img: Image.Image, most: int = TIFF_PAGES_COUNTED) -> int:
 
 
 def page_count_of_tiff(data: bytes) -> int:
-    """The pages of TIFF bytes (1 for anything else), from the headers only."""
+    """The pages of TIFF bytes, up to TIFF_PAGES_COUNTED (1 for anything else), from the
+    headers only."""
     try:
         return read_header(data).pages
     except TooManyPixels:

@@ -490,8 +490,8 @@ PACK_LIST = (
         ),
         gpu_variant="ppocr-v6-tiny-gpu",
         # its networks take about half the default's time, so the `ocr` steps' Python work is
-        # a larger share: with 4 clients, 3 instances on 2 cores read ~10% more images a second
-        # than 2 (docs/benchmarks.md, "One more `ocr` instance for the fast pack")
+        # a larger share, and a third instance on 2 cores reads more images a second
+        # (docs/benchmarks.md, "One more `ocr` instance for the fast pack")
         ocr_extra_instances=1,
     ),
     Pack(
