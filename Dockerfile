@@ -29,10 +29,11 @@ RUN python3 -m pip install --no-cache-dir --require-hashes --no-deps -r locks/ru
 # The model repository: configs + adapters from the project, ONNX files fetched at build time.
 # The container's own C++ onnxruntime backend serves text_detection / text_recognition.
 COPY repository /models
-# The PP-OCR packs: ppocr-v6 (the default), ppocr-v6-tiny, the fast one, and ppocr, the lighter
-# one (`--pack ppocr-v6-tiny`, `--pack ppocr`).
+# The PP-OCR packs: ppocr-v6 (the default), ppocr-v6-tiny, the fast one, ppocr-v6-int8, its INT8
+# recognizer, and ppocr, the lighter one (`--pack ppocr-v6-tiny`, `--pack ppocr-v6-int8`, ...).
 RUN triton-ocr export ppocr-v6 --repository /models \
     && triton-ocr export ppocr-v6-tiny --repository /models \
+    && triton-ocr export ppocr-v6-int8 --repository /models \
     && triton-ocr export ppocr --repository /models
 
 EXPOSE 8000 8001 8002 8080

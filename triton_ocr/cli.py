@@ -424,7 +424,8 @@ def bench(
     only: str = typer.Option(
         None,
         help="One section alone: gateway (the REST gateway against gRPC; gateway.json), "
-        "packs (the fast pack's ocr against the default's, served side by side; packs.json) or "
+        "packs (--pack's ocr, or the fast pack's for the default, against the default's, served "
+        "side by side; packs.json) or "
         "stages (ms per image per stage, the service's and RapidOCR's; stages.json).",
     ),
 ) -> None:
@@ -468,6 +469,30 @@ def bench_networks_command(
     print_rows(rows)
     if out:
         out.write_text(json.dumps(rows, indent=2))
+
+
+@app.command()
+def calibrate(
+    pack: str = typer.Option("ppocr-v6-int8", help="A pack with an INT8 recognizer."),
+    repository: Path = typer.Option(None, help=REPOSITORY_HELP),
+    images: list[Path] = typer.Option(
+        None,
+        help="Folders of labelled images (default: the dev split, ../shared/eval and "
+        "tests/data/layout).",
+    ),
+) -> None:
+    """Measure an INT8 pack's activation ranges on the dev split, as its float pack reads it,
+    and write them to export/calibration/ for `triton-ocr export` (prints the INT8 file's
+    checksum for the pack's declaration)."""
+    from triton_ocr.tools.calibrate import DEV_FOLDERS, calibrate, float_pack
+
+    try:
+        found = pack_repository(repository, float_pack(pack))
+        done = calibrate(pack, found.path, images or DEV_FOLDERS)
+    except ValueError as exc:
+        fail(str(exc), 2)
+    typer.echo(f"wrote {done.ranges} from {done.batches} batches ({done.rows} rows)")
+    typer.echo(f"the INT8 file export writes from it: sha256 {done.sha256}")
 
 
 @app.command()

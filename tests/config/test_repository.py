@@ -78,6 +78,7 @@ def test_ensemble_steps_use_declared_tensors(pack):
 OPENVINO_ON_CPU = {
     "ppocr-v6": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "ppocr-v6-tiny": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
+    "ppocr-v6-int8": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "ppocr": {contract.TEXT_DETECTION, contract.TEXT_RECOGNITION},
     "east-str": set(),
 }

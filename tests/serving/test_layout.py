@@ -135,6 +135,9 @@ def test_describe_names_each_model_once_and_the_runtime():
     assert "text_recognition 2x1 (1x2 on OpenVINO)" in two
     assert "ONNX Runtime's CPU provider" in layout.describe(2, openvino=False)
     assert "on OpenVINO" not in layout.describe(2, openvino=False)
+    int8 = layout.describe(2, openvino=False, pack="ppocr-v6-int8")
+    assert "text_recognition 2x1 (1x2 on OpenVINO)" in int8
+    assert int8.endswith("; the INT8 recognizer on OpenVINO")
 
 
 @pytest.mark.parametrize(
@@ -176,6 +179,22 @@ def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_
         assert config(tmp_path / "kept" / model / "config.pbtxt") == config(
             REPOSITORY / model / "config.pbtxt"
         ), model
+
+
+def test_an_int8_recognizer_keeps_openvino_on_every_cpu(tmp_path):
+    """ONNX Runtime's CPU provider runs QDQ convolutions in float: the INT8 pack's recognizer
+    stays on OpenVINO (one instance of two threads) where the float one moves to ONNX Runtime."""
+    variant = Path("configs") / "ppocr-v6-int8.pbtxt"
+    target = tmp_path / "laid-out"
+    layout.laid_out_repository(REPOSITORY, target, 2, openvino=False)
+    int8 = config(target / contract.TEXT_RECOGNITION / variant)
+    accelerators = int8.optimization.execution_accelerators.cpu_execution_accelerator
+    assert [a.name for a in accelerators] == ["openvino"]
+    assert [g.count for g in int8.instance_group] == [1]
+    assert int8.parameters["intra_op_thread_count"].string_value == "2"
+    assert not config(target / contract.TEXT_RECOGNITION / "config.pbtxt").HasField("optimization")
+    # the same pack's detector is a float file: ONNX Runtime there
+    assert not config(target / contract.TEXT_DETECTION / variant).HasField("optimization")
 
 
 def test_zero_cores_serves_the_files_as_they_are_and_none_finds_them():

@@ -24,7 +24,8 @@ from triton_ocr.tools.reference import (
 )
 from triton_ocr.tools.samples import Placed, render
 
-MODULES = {"ppocr": "rapidocr_onnxruntime", "ppocr-v6": "rapidocr", "ppocr-v6-tiny": "rapidocr"}
+# the module each pack's RapidOCR release installs (its distribution's name, importable)
+MODULES = {pack: reference_for(pack).distribution.replace("-", "_") for pack in REFERENCES}
 
 
 def test_each_pp_ocr_pack_has_its_rapidocr_release():

@@ -14,7 +14,7 @@ adapters are shared: what differs between packs is config data.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from triton_ocr.contract import PAGE_ORIENTATION, TEXT_DETECTION, TEXT_ORIENTATION, TEXT_RECOGNITION
@@ -72,6 +72,27 @@ class Normalisation:
             raise ValueError(f"mean and std need 3 values each: {self}")
 
 
+# A network config's parameter: `serve` keeps its OpenVINO accelerator on every CPU, not only
+# where OpenVINO pays for float networks (serving/layout.py)
+OPENVINO_ON_EVERY_CPU = Param(
+    "openvino_on_every_cpu",
+    "true",
+    "INT8 convolutions: OpenVINO on every CPU, AVX2-only ones too; ONNX Runtime's CPU provider "
+    'runs\nthem in float, slower than the float file (docs/benchmarks.md, "INT8: the '
+    'ppocr-v6-int8 pack")',
+)
+
+
+@dataclass(frozen=True)
+class Int8:
+    """A network's convolutions at INT8, written at export by ONNX Runtime's static quantization
+    (export/quantize.py) from activation ranges committed beside it (export/calibration/), chosen
+    on the dev split by `triton-ocr calibrate`: every export writes the same file, `sha256`."""
+
+    ranges: str  # ONNX Runtime's calibration cache, in export/calibration/
+    sha256: str  # the quantized file's
+
+
 @dataclass(frozen=True)
 class Network:
     """One ONNX network of a pack as its configs serve it."""
@@ -90,6 +111,15 @@ class Network:
     openvino_cache: Param | None = None
     # the TensorRT profile's shapes of the GPU variant (min, opt, max) of its input
     gpu_shapes: tuple[str, str, str] | None = None
+    # its convolutions at INT8 (None: the file's own precision); such a file runs on OpenVINO on
+    # every CPU: ONNX Runtime's CPU provider runs its QDQ convolutions in float, slower than the
+    # float file
+    int8: Int8 | None = None
+
+    @property
+    def cpu_parameters(self) -> tuple[Param, ...]:
+        """Its config's parameters beyond threads and memory patterns."""
+        return (OPENVINO_ON_EVERY_CPU,) if self.int8 else ()
 
 
 @dataclass(frozen=True)
@@ -371,61 +401,93 @@ def openvino_auto(why: str, doc: str) -> Param:
 
 # --- the packs ------------------------------------------------------------------------------
 
-PACK_LIST = (
-    Pack(
-        name="ppocr-v6",
-        label="ppocr-v6, the default pack",
-        summary="The default pack: PP-OCRv6 small detection and recognition (18,708 characters, "
-        "Latin diacritics included) and the 0/180° classifier, taken out of the rapidocr "
-        "3.10.0 wheel.",
-        detector=pp_detector(
-            'PP-OCRv6 small\'s DB detector (docs/models.md, "Models")',
-            "ppocrv6_det.onnx",
-            "fetch_name_0",
-            TWO_THREADS,
-            openvino_auto(
-                "",
-                'docs/benchmarks.md, "Precision and memory levers, ppocr-v6, 2026-12-02"',
-            ),
-            SHAPES_NOT_KEPT,
+PPOCR_V6 = Pack(
+    name="ppocr-v6",
+    label="ppocr-v6, the default pack",
+    summary="The default pack: PP-OCRv6 small detection and recognition (18,708 characters, "
+    "Latin diacritics included) and the 0/180° classifier, taken out of the rapidocr "
+    "3.10.0 wheel.",
+    detector=pp_detector(
+        'PP-OCRv6 small\'s DB detector (docs/models.md, "Models")',
+        "ppocrv6_det.onnx",
+        "fetch_name_0",
+        TWO_THREADS,
+        openvino_auto(
+            "",
+            'docs/benchmarks.md, "Precision and memory levers, ppocr-v6, 2026-12-02"',
         ),
-        recognizer=pp_recognizer(
-            'PP-OCRv6 small\'s CTC recognizer (docs/models.md, "Models")\nclasses: its 18,708 '
-            "characters (ONNX metadata key `character`) + CTC blank + space = 18,710",
-            "ppocrv6_rec.onnx",
-            "48",
-            "fetch_name_0",
-            18710,
-            openvino_auto(
-                ", as the detector",
-                'docs/benchmarks.md, "Lighter: what is loaded, and the recognizer on OpenVINO, '
-                'ppocr-v6, 2026-12-02"',
-            ),
-        ),
-        detector_input=PP_DETECTOR_INPUT,
-        normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-        boxes=RAPIDOCR_DB,
-        crop_margin=CROP_MARGIN_SPACES,
-        recognizer_input=pp_recognizer_input(BUCKET_64),
-        recognition_group_width=GROUP_WIDTH_CAP,
-        classify_orientation=CLASSIFY_LINES,
-        append_space=True,
-        # 18,708 characters: Chinese (simplified and traditional) and Latin with the
-        # diacritics of these languages
-        languages=V6_LATIN | {"chi_sim", "chi_tra", "ron"},
-        wheel=Wheel(
-            "rapidocr==3.10.0",
-            "rapidocr-3.10.0-py3-none-any.whl",
-            "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
-            {
-                "rapidocr/models/PP-OCRv6_det_small.onnx": TEXT_DETECTION,
-                "rapidocr/models/PP-OCRv6_rec_small.onnx": TEXT_RECOGNITION,
-                LINE_CLASSIFIER_FILE: TEXT_ORIENTATION,
-            },
-        ),
-        reference=Reference("rapidocr", "3.10.0", "PP-OCRv6 small"),
-        gpu_variant="gpu",
+        SHAPES_NOT_KEPT,
     ),
+    recognizer=pp_recognizer(
+        'PP-OCRv6 small\'s CTC recognizer (docs/models.md, "Models")\nclasses: its 18,708 '
+        "characters (ONNX metadata key `character`) + CTC blank + space = 18,710",
+        "ppocrv6_rec.onnx",
+        "48",
+        "fetch_name_0",
+        18710,
+        openvino_auto(
+            ", as the detector",
+            'docs/benchmarks.md, "Lighter: what is loaded, and the recognizer on OpenVINO, '
+            'ppocr-v6, 2026-12-02"',
+        ),
+    ),
+    detector_input=PP_DETECTOR_INPUT,
+    normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
+    boxes=RAPIDOCR_DB,
+    crop_margin=CROP_MARGIN_SPACES,
+    recognizer_input=pp_recognizer_input(BUCKET_64),
+    recognition_group_width=GROUP_WIDTH_CAP,
+    classify_orientation=CLASSIFY_LINES,
+    append_space=True,
+    # 18,708 characters: Chinese (simplified and traditional) and Latin with the
+    # diacritics of these languages
+    languages=V6_LATIN | {"chi_sim", "chi_tra", "ron"},
+    wheel=Wheel(
+        "rapidocr==3.10.0",
+        "rapidocr-3.10.0-py3-none-any.whl",
+        "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
+        {
+            "rapidocr/models/PP-OCRv6_det_small.onnx": TEXT_DETECTION,
+            "rapidocr/models/PP-OCRv6_rec_small.onnx": TEXT_RECOGNITION,
+            LINE_CLASSIFIER_FILE: TEXT_ORIENTATION,
+        },
+    ),
+    reference=Reference("rapidocr", "3.10.0", "PP-OCRv6 small"),
+    gpu_variant="gpu",
+)
+
+# The default pack with its recognizer's convolutions at INT8 (issue #40, point 2). A pack, not a
+# precision setting: every tool already selects a pack (serve, export, eval, bench), one config
+# serves one set of files, and the INT8 file reads differently from the float one, so its
+# accuracy is reported as a pack's. Not the default: it does not keep the default's accuracy
+# (docs/benchmarks.md, "INT8: the ppocr-v6-int8 pack").
+PPOCR_V6_INT8 = replace(
+    PPOCR_V6,
+    name="ppocr-v6-int8",
+    label="ppocr-v6-int8, the default pack with an INT8 recognizer",
+    summary="The default pack's networks with the recognizer's convolutions at INT8 (ONNX "
+    "Runtime's static quantization, ranges chosen on the dev split), run on OpenVINO: faster "
+    "recognition, a little less accurate. Serve with `triton-ocr serve --pack ppocr-v6-int8`.",
+    recognizer=replace(
+        PPOCR_V6.recognizer,
+        title="PP-OCRv6 small's CTC recognizer, its convolutions at INT8 (docs/models.md, "
+        '"Models")\nclasses: its 18,708 characters (ONNX metadata key `character`) + CTC blank + '
+        "space = 18,710",
+        file="ppocrv6_rec_int8.onnx",
+        openvino=openvino_auto(
+            " and INT8 convolutions; on every CPU: ONNX Runtime runs QDQ convolutions in float",
+            'docs/benchmarks.md, "INT8: the ppocr-v6-int8 pack"',
+        ),
+        int8=Int8(
+            "ppocrv6_rec_int8.json",
+            "27d7c3eb86fdc5b9fe5a279f446e58f79c50cd4189052203c3822a5bec592cd6",
+        ),
+    ),
+    gpu_variant=None,
+)
+
+PACK_LIST = (
+    PPOCR_V6,
     Pack(
         name="ppocr-v6-tiny",
         label="ppocr-v6-tiny, the fast pack",
@@ -494,6 +556,7 @@ PACK_LIST = (
         # (docs/benchmarks.md, "One more `ocr` instance for the fast pack")
         ocr_extra_instances=1,
     ),
+    PPOCR_V6_INT8,
     Pack(
         name="ppocr",
         label="ppocr, the lighter pack",

@@ -24,7 +24,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
-from triton_ocr.config.packs import pack_named
+from triton_ocr.config.packs import OPENVINO_ON_EVERY_CPU, pack_named
 from triton_ocr.runtime.backends.engines import THREADS_KEY
 
 CPUINFO = Path("/proc/cpuinfo")
@@ -143,7 +143,14 @@ def runs_on_openvino(config: model_config_pb2.ModelConfig, openvino: bool) -> bo
     """Whether a config's CPU instances run on OpenVINO: it names the accelerator and this CPU
     keeps it (`openvino`: openvino_pays)."""
     accelerators = config.optimization.execution_accelerators.cpu_execution_accelerator
-    return openvino and any(a.name == "openvino" for a in accelerators)
+    named = any(a.name == "openvino" for a in accelerators)
+    return named and (openvino or openvino_everywhere(config))
+
+
+def openvino_everywhere(config: model_config_pb2.ModelConfig) -> bool:
+    """Whether a config keeps OpenVINO on every CPU (an INT8 file: packs.OPENVINO_ON_EVERY_CPU)."""
+    parameter = config.parameters.get(OPENVINO_ON_EVERY_CPU.key)
+    return parameter is not None and parameter.string_value == OPENVINO_ON_EVERY_CPU.value
 
 
 def ocr_extra(pack: str | None) -> int:
@@ -154,10 +161,11 @@ def ocr_extra(pack: str | None) -> int:
 def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
     """One line for the start-up log: instances, or instances x threads for a network (the
     recognizer's on OpenVINO too where it differs), and the networks' CPU runtime, for the
-    pack served (None: a pack without extra `ocr` instances)."""
+    pack served (None: a pack without extra `ocr` instances or an INT8 recognizer)."""
     extra = ocr_extra(pack)
+    int8 = pack is not None and pack_named(pack).recognizer.int8 is not None
     plain = placements(cores, ocr_extra=extra)
-    on_openvino = placements(cores, True, extra) if openvino else plain
+    on_openvino = placements(cores, True, extra) if openvino or int8 else plain
     parts = ", ".join(
         f"{model} {placement}"
         + (f" ({on_openvino[model]} on OpenVINO)" if on_openvino[model] != placement else "")
@@ -167,14 +175,16 @@ def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
         "networks on the runtimes their configs name"
         if openvino
         else "networks on ONNX Runtime's CPU provider (no AVX-512: OpenVINO is behind here)"
+        + ("; the INT8 recognizer on OpenVINO" if int8 else "")
     )
     return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}"
 
 
 def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
     """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
-    its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container."""
-    if openvino:
+    its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container.
+    A config that keeps it on every CPU (openvino_everywhere) keeps it."""
+    if openvino or openvino_everywhere(config):
         return
     accelerators = config.optimization.execution_accelerators
     kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]

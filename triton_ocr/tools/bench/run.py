@@ -103,13 +103,15 @@ def run_gateway_only(options: BenchOptions) -> dict:
 
 
 def run_packs_only(options: BenchOptions) -> dict:
-    """`bench --only packs`: the fast pack's `ocr` against the default pack's, side by side
-    (packs.py), at each concurrency; writes packs.json."""
+    """`bench --only packs`: the `ocr` of the pack given (`--pack`; the fast pack when that is
+    the default) against the default pack's, side by side (packs.py), at each concurrency;
+    writes packs.json."""
     from triton_ocr.config.packs import DEFAULT_PACK, FAST_PACK
 
     options.out_dir.mkdir(parents=True, exist_ok=True)
     images = [data for _, data in real_images(options.image_folders)]
-    packs = (DEFAULT_PACK, FAST_PACK)
+    given = options.repository.pack
+    packs = (DEFAULT_PACK, FAST_PACK if given == DEFAULT_PACK else given)
     rows = measure_packs(
         options.repository.path,
         packs,
