@@ -593,13 +593,14 @@ def soak(
     entry_points: str = typer.Option(
         ",".join(ENTRY_POINTS), help="The entry points served and sent to, as `serve` takes them."
     ),
+    pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack served: {', '.join(PACKS)}."),
 ) -> None:
     """Mixed real and bad images from many clients over HTTP and gRPC to the entry points:
     counts unexpected errors and answers that differ from the same image's answer alone, and
     samples the server's memory and /dev/shm (a bounded script, not a test)."""
     from triton_ocr.tools.reliability.soak import SoakOptions, healthy, run_soak
 
-    found = pack_repository(repository, DEFAULT_PACK)
+    found = pack_repository(repository, pack)
     served = entry_point_names(entry_points)
     options = SoakOptions(
         found, minutes, concurrency, shared_eval, out, warmup, entry_points=served

@@ -4,9 +4,14 @@ by the real Triton with `--pack ppocr-v6-int8` beside the default pack's files."
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import onnx
 import pytest
 
+from tests.conftest import ROOT
 from tests.e2e.conftest import serving_pack
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
@@ -59,3 +64,13 @@ def test_every_grid_line_reads_exactly(int8_server):
     with OcrClient(grpc, "grpc") as client:
         misses = grid_misses(client)
     assert not misses, "\n".join(misses)
+
+
+def test_eval_names_the_pack_the_server_serves(int8_server):
+    """A report labelled with another pack's name (and its RapidOCR) would mislead: eval asks."""
+    grpc, _ = int8_server
+    cli = str(Path(sys.executable).parent / "triton-ocr")
+    split = str(ROOT / "tests" / "data" / "crops")
+    refused = subprocess.run([cli, "eval", split, "--url", grpc], capture_output=True, text=True)
+    assert refused.returncode == 2
+    assert f"serves {PACK}: pass --pack {PACK}" in refused.stderr

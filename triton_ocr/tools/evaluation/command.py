@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triton_ocr.client import OcrClient
-from triton_ocr.config.repository import Repository
-from triton_ocr.contract import OCR_MODEL
+from triton_ocr.config.repository import Repository, pack_of
+from triton_ocr.contract import ENTRY_STEPS, OCR_MODEL
 from triton_ocr.tools.reference import DEFAULT_ENGINE, rapidocr_reader, reference_for
 
 from .born_digital import is_pdf_set, load_pdfs, print_pdfs, score_pdfs
@@ -76,10 +76,22 @@ def held_out(samples: list[Sample]) -> tuple[list[Sample], int]:
     return kept, len(samples) - len(kept)
 
 
+def served_pack(url: str, model: str) -> str:
+    """The pack a running server serves, as the entry point's first model names it."""
+    import tritonclient.grpc as grpcclient
+
+    client = grpcclient.InferenceServerClient(url)
+    config = client.get_model_config(ENTRY_STEPS[model], as_json=True)["config"]
+    return pack_of(config)
+
+
 def run_evaluation(options: EvalOptions) -> int:
     """Print each split's tables (and write the report); 1 if the service's string F1 is under
     `min_string_f1` on any split."""
     pack, model = options.repository.pack, options.model
+    if options.url and (served := served_pack(options.url, model)) != pack:
+        # the report would carry the wrong pack's name (and --reference its RapidOCR)
+        raise ValueError(f"the server at {options.url} serves {served}: pass --pack {served}")
     parameters, rotate, min_string_f1 = options.parameters, options.rotate, options.min_string_f1
     out, visualize = options.out, options.visualize
     splits = {}
