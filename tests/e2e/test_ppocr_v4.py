@@ -11,7 +11,7 @@ from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import AlphabetSource, Repository
 from triton_ocr.tools.samples import render
 
-from .test_spaces import grid_misses
+from .test_spaces import grid_misses, texts_of_both_entry_points
 
 PACK = "ppocr"
 PAGES = [render(), render(ENGLISH_LINES, size=(900, 500))]
@@ -41,11 +41,7 @@ def test_the_alphabet_comes_from_its_recognizer(repository, v4_server):
 @pytest.mark.parametrize("page", range(len(PAGES)))
 def test_both_entry_points_read_the_lines_with_their_spaces(v4_server, page):
     sample = PAGES[page]
-    with OcrClient(v4_server, "grpc") as client:
-        through_ensemble = client.read(sample.png)
-        (through_ocr,) = client.read_many([sample.png])
-    assert [line.text for line in through_ensemble] == sample.texts
-    assert [line.text for line in through_ocr] == sample.texts
+    assert texts_of_both_entry_points(v4_server, sample.png) == (sample.texts, sample.texts)
 
 
 def test_crop_margin_changes_the_crops_not_the_polygons(v4_server):

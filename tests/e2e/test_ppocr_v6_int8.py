@@ -17,7 +17,7 @@ from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.config.repository import AlphabetSource, Repository
 
-from .test_spaces import PAGE, grid_misses
+from .test_spaces import PAGE, grid_misses, texts_of_both_entry_points
 
 PACK = "ppocr-v6-int8"
 
@@ -51,11 +51,7 @@ def test_the_recognizer_runs_on_openvino_on_any_cpu(int8_server):
 
 def test_both_entry_points_read_the_lines_with_their_spaces(int8_server):
     grpc, _ = int8_server
-    with OcrClient(grpc, "grpc") as client:
-        through_ensemble = client.read(PAGE.png)
-        (through_ocr,) = client.read_many([PAGE.png])
-    assert [line.text for line in through_ensemble] == PAGE.texts
-    assert [line.text for line in through_ocr] == PAGE.texts
+    assert texts_of_both_entry_points(grpc, PAGE.png) == (PAGE.texts, PAGE.texts)
 
 
 def test_every_grid_line_reads_exactly(int8_server):

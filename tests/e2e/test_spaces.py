@@ -27,6 +27,14 @@ def test_ocr_reads_english_lines_with_their_spaces(server):
     assert [line.text for line in lines] == PAGE.texts
 
 
+def texts_of_both_entry_points(grpc: str, png: bytes) -> tuple[list[str], list[str]]:
+    """The lines `ensemble_model` and `ocr` read from one image (another pack's server)."""
+    with OcrClient(grpc, "grpc") as client:
+        through_ensemble = client.read(png)
+        (through_ocr,) = client.read_many([png])
+    return [line.text for line in through_ensemble], [line.text for line in through_ocr]
+
+
 def grid_misses(client: OcrClient, per_request: int = 10) -> list[str]:
     """The grid's lines that `ocr` did not read exactly, several pages per request."""
     pages = english_grid()
