@@ -73,7 +73,22 @@ def work(
     """drawing_bytes of these streams read with these resources; `known`: the forms measured
     so far, `within`: the forms being drawn around these streams."""
     total = 0
+    for font in type3_fonts(resources) if streams else []:  # glyph procedures, parsed once each
+        if font.objgen not in known:
+            procedures = font.get("/CharProcs")
+            known[font.objgen] = work(
+                [p for p in procedures.values() if isinstance(p, pikepdf.Stream)]
+                if isinstance(procedures, pikepdf.Dictionary)
+                else [],
+                font.get("/Resources", resources),
+                most,
+                known,
+                within | {font.objgen},
+            )
+            total += known[font.objgen]
     for stream in streams:
+        if total > most:
+            return most + 1
         data = decoded(stream, most - total + 1)
         total += len(data)
         drawn = Counter(unescaped(name) for name in DRAWN.findall(data))
@@ -92,21 +107,6 @@ def work(
             total += times * known[form.objgen]
             if total > most:
                 return most + 1
-        for font in type3_fonts(resources):  # its glyphs' procedures, parsed once each
-            if font.objgen not in known:
-                procedures = font.get("/CharProcs")
-                known[font.objgen] = work(
-                    [p for p in procedures.values() if isinstance(p, pikepdf.Stream)]
-                    if isinstance(procedures, pikepdf.Dictionary)
-                    else [],
-                    font.get("/Resources", resources),
-                    most,
-                    known,
-                    within | {font.objgen},
-                )
-                total += known[font.objgen]
-        if total > most:
-            return most + 1
     return total
 
 

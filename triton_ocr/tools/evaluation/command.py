@@ -80,8 +80,8 @@ def served_pack(url: str, model: str) -> str:
     """The pack a running server serves, as the entry point's first model names it."""
     import tritonclient.grpc as grpcclient
 
-    client = grpcclient.InferenceServerClient(url)
-    config = client.get_model_config(ENTRY_STEPS[model], as_json=True)["config"]
+    with grpcclient.InferenceServerClient(url) as client:
+        config = client.get_model_config(ENTRY_STEPS[model], as_json=True)["config"]
     return pack_of(config)
 
 
