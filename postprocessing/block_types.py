@@ -6,9 +6,9 @@ is the size most of the document is set in), on upright pages. A block of text i
 where it holds two things the block cut could not part (no gap between them): a headline in
 large type over a line at the body's size (a kicker, a byline, the text), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
-sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold
-strokes on a page read by OCR), and a list after the sentence that leads to it. Then, in this
-order:
+sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold,
+leaning or letter-spaced type on a page read by OCR), and a list after the sentence that leads
+to it. Then, in this order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
    **figure**: a block of a few lines all in a figure found on the page (postprocessing.figures:
@@ -22,8 +22,9 @@ order:
 4. **heading**: a few short lines set clearly larger than the body text (taller, and their
    characters wider apart: a drop cap makes a line's box tall, not its characters wide), or,
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
-   italic face the body is not set in; where OCR read them, in bold type (strokes clearly
-   wider than the body's, postprocessing.strokes);
+   italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
+   type (strokes clearly wider than the body's, leaning clearly further, or letters standing
+   clearly further apart: postprocessing.strokes);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -76,6 +77,11 @@ STYLED_CLAUSE_ENDS = ",;"
 # body's line height; a letter-spaced one this share (letter-spaced small capitals are a
 # caption's or a byline's: 0.77 of the body's height on a dev magazine page)
 INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
+# a heading line centred over its text need only be boxed INK_HEIGHT of the text's height (OCR's
+# box follows the ink, and a short line centred over text is a title, not a sentence's end): it
+# stands in from both edges by this many body line heights or more, its margins alike within
+# this share of the text's width
+CENTRED_MARGIN, CENTRED_SLACK = 1.0, 0.05
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
 BOLDER = 1.3  # bold type's strokes are at least this much wider than the body's ...
@@ -86,9 +92,14 @@ HEAVY = "(heavy strokes)"  # the face of a line without a font whose strokes are
 # body's: 0.03-0.07) and this many times the body's is set letter-spaced (a scene photo's signs
 # stand apart alike: no type there is) ...
 SPACED_GAP, SPACED_TIMES = 0.2, 3.0
-SPACED_LETTERS = 4  # ... when it has this many letters or more (gaps to measure) ...
-SPACED_WORDS = 0.6  # ... and they are most of its characters (dot leaders are not)
 SPACED = "(letter-spaced)"  # its face
+# a line without a font whose upright strokes lean this much further right than the body's
+# (across over up; roman type about 0) is set in italic
+ITALIC_LEAN = 0.2
+SLANTED = "(slanted)"  # its face
+# a line's face is told from its letters only when it has this many letters or more, and they
+# are this share of its characters or more
+MEASURED_LETTERS, LETTER_SHARE = 4, 0.6
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 CELL_REACH = 3.0  # a table's cells on one row stand at most this many line heights apart
@@ -129,6 +140,8 @@ class PageText:
     strokes: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
     # [N] how far apart each line's letters stand over its height (Texts.gaps), or empty
     gaps: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
+    # [N] how far each line's upright strokes lean right (Texts.slants), or empty
+    slants: NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, np.float32))
 
     @property
     def blocks(self) -> int:
@@ -153,6 +166,7 @@ class Body:
     font: str = ""
     stroke: float = 0.0  # its strokes' width, where the pages' lines were measured
     gap: float = 0.0  # how far apart its letters stand over its height, where measured
+    slant: float = 0.0  # how far its upright strokes lean, where measured
 
 
 def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -180,7 +194,7 @@ def body_of(pages: Sequence[PageText]) -> Body:
     heights = np.concatenate([line_heights(p.quads) for p in pages])
     spacing = np.concatenate([advances(p, np.arange(len(p.texts))) for p in pages])
     measured = [p for p in pages if len(p.strokes)]
-    stroke = gap = 0.0
+    stroke = gap = slant = 0.0
     counts = np.array([len(t) for p in measured for t in p.texts], np.float64)
     if measured and counts.sum() > 0:
         strokes = np.concatenate([p.strokes for p in measured]).astype(np.float64)
@@ -188,6 +202,9 @@ def body_of(pages: Sequence[PageText]) -> Body:
         if all(len(p.gaps) for p in measured):
             gaps = np.concatenate([p.gaps for p in measured]).astype(np.float64)
             gap = weighted_median(gaps, counts)
+        if all(len(p.slants) for p in measured):
+            slants = np.concatenate([p.slants for p in measured]).astype(np.float64)
+            slant = weighted_median(slants, counts)
     faces: Counter[str] = Counter()
     for p in (p for p in pages if p.fonts):
         for text, font in zip(p.texts, p.fonts, strict=True):
@@ -195,15 +212,21 @@ def body_of(pages: Sequence[PageText]) -> Body:
                 faces[font] += len(text)
     font = max(faces, key=faces.__getitem__, default="")
     return Body(
-        weighted_median(heights, weights), weighted_median(spacing, weights), font, stroke, gap
+        weighted_median(heights, weights),
+        weighted_median(spacing, weights),
+        font,
+        stroke,
+        gap,
+        slant,
     )
 
 
 def styled(page: PageText, line: int, body: Body) -> str:
     """The line's font when it is a bold or italic face the body's text is not set in; where no
     font is named, HEAVY when its strokes are clearly wider than the body's (bold type read
-    by OCR), else SPACED when it is set letter-spaced away from the page's top and bottom
-    edges (where such a line is a running head: a magazine's section name); else ""."""
+    by OCR), else SLANTED when it leans clearly further than the body's (italic type), else
+    SPACED when it is set letter-spaced away from the page's top and bottom edges (where such a
+    line is a running head: a magazine's section name); else ""."""
     font = page.fonts[line] if page.fonts else ""
     if font:
         return font if font != body.font and STYLED.search(font) else ""
@@ -211,7 +234,27 @@ def styled(page: PageText, line: int, body: Body) -> str:
         return ""
     if body.stroke * BOLDER <= page.strokes[line] <= body.stroke * HEAVIEST:
         return HEAVY
+    if italic(page, line, body):
+        return SLANTED
     return SPACED if letter_spaced(page, line, body) else ""
+
+
+def mostly_letters(text: str) -> bool:
+    """Whether a line has enough letters to measure its face by (MEASURED_LETTERS), and they
+    are most of its characters (dot leaders and figures are not: a 7 leans as italic does)."""
+    text = text.replace(" ", "")
+    letters = sum(c.isalpha() for c in text)
+    return letters >= max(MEASURED_LETTERS, LETTER_SHARE * len(text))
+
+
+def italic(page: PageText, line: int, body: Body) -> bool:
+    """Whether a line read by OCR is set in italic: its strokes lean ITALIC_LEAN further than
+    the body's, and it is mostly letters."""
+    return (
+        len(page.slants) > line
+        and page.slants[line] >= body.slant + ITALIC_LEAN
+        and mostly_letters(page.texts[line])
+    )
 
 
 def letter_spaced(page: PageText, line: int, body: Body) -> bool:
@@ -220,13 +263,8 @@ def letter_spaced(page: PageText, line: int, body: Body) -> bool:
     page's top and bottom edges."""
     if len(page.gaps) <= line or page.gaps[line] < max(SPACED_GAP, SPACED_TIMES * body.gap):
         return False
-    text = page.texts[line].replace(" ", "")
     ys, edge = page.quads[line, :, 1], EDGE_SHARE * page.height
-    return (
-        sum(c.isalpha() for c in text) >= max(SPACED_LETTERS, SPACED_WORDS * len(text))
-        and ys.min() > edge
-        and ys.max() < page.height - edge
-    )
+    return mostly_letters(page.texts[line]) and ys.min() > edge and ys.max() < page.height - edge
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
@@ -256,38 +294,51 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
 def beside(page: PageText, line: int, body: Body) -> bool:
     """Whether a line is one cell of a row: on its row stands a line of its own block, or a line
     in a face of its own within CELL_REACH line heights (a table's header; another column's
-    heading stands further off); a bare number (a section's number beside its title) is no
-    cell, nor stands beside one."""
+    heading stands further off), or, anywhere to its right, a line of figures (a row label's
+    values); a bare number (a section's number beside its title) is no cell, nor stands beside
+    one."""
     if not any(c.isalpha() for c in page.texts[line]):
         return False
     height = line_heights(page.quads[line : line + 1])[0]
     middles = page.quads[:, :, 1].mean(axis=1)
     x0, x1 = page.quads[line, :, 0].min(), page.quads[line, :, 0].max()
-    gaps = np.maximum(page.quads[:, :, 0].min(axis=1) - x1, x0 - page.quads[:, :, 0].max(axis=1))
+    starts, ends = page.quads[:, :, 0].min(axis=1), page.quads[:, :, 0].max(axis=1)
+    gaps = np.maximum(starts - x1, x0 - ends)
     row = np.flatnonzero(np.abs(middles - middles[line]) <= ON_ROW * height)
     return any(
-        gaps[j] <= CELL_REACH * height
-        and (page.line_block[j] == page.line_block[line] or styled(page, j, body))
-        and any(c.isalpha() for c in page.texts[j])
+        (
+            gaps[j] <= CELL_REACH * height
+            and (page.line_block[j] == page.line_block[line] or styled(page, j, body))
+            and any(c.isalpha() for c in page.texts[j])
+        )
+        or (starts[j] > x1 and figures(page.texts[j]))
         for j in row
         if j != line
     )
 
 
+def figures(text: str) -> bool:
+    """Whether a line is figures only: digits, and no letters (a table's value)."""
+    return any(c.isdigit() for c in text) and not any(c.isalpha() for c in text)
+
+
 def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tuple[int, int]]:
     """The (start, end) of each run of a block's lines that is a heading in a bold or italic face
-    set on text in other faces, the line after it not going on in lowercase (none when the
-    whole block is one: rule 4 types it)."""
+    set on text in other faces, the line after it not going on in lowercase, and, in italic
+    told by its lean (italic also sets a title or a stress within a sentence), opening the
+    block or following a sentence's end (none when the whole block is one: rule 4 types it)."""
     faces = [styled(page, i, body) for i in lines]
     runs, start = [], 0
     for end in range(1, len(lines) + 1):
         if end < len(lines) and faces[end] == faces[start]:
             continue
         after = page.texts[lines[end]].strip() if end < len(lines) else ""
+        before = page.texts[lines[start - 1]].rstrip()[-1:] if start else ""
         if (
             faces[start]
             and (start, end) != (0, len(lines))
             and not after[:1].islower()
+            and (faces[start] != SLANTED or not start or before in SENTENCE_ENDS)
             and styled_heading(page, lines[start:end], body)
         ):
             runs.append((start, end))
@@ -401,7 +452,8 @@ def heading_line(
     """Whether a block's `k`th line is a heading set on its text (a section's title in bold at
     the body's size): it starts the block or follows a sentence's end; a few words alone on
     their row, no sentence or clause ending them nor going on in the next line, narrower than
-    the block, over a line of running text at the body's size, no taller than it. `share`:
+    the block, over a line of running text at the body's size, no lower than it (centred over
+    the text: INK_HEIGHT of it), no taller than the body's large type. `share`:
     each line's width as a share of the block's."""
     if k + 1 >= len(lines):
         return False
@@ -411,6 +463,7 @@ def heading_line(
     if following[:1].islower():  # the line's sentence goes on
         return False
     line, after = line_heights(page.quads[lines[k : k + 2]])
+    least = INK_HEIGHT if centred(page, lines, k, body) else LEAD_HEIGHT
     return (
         bool(text)
         and (text[0].isupper() or text[0].isdigit())
@@ -422,8 +475,22 @@ def heading_line(
         and not one_row(page.quads[lines[k : k + 2]])
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING
-        and line >= after * LEAD_HEIGHT
+        and line >= after * least
         and after < body.height * HEADING_RATIO
+    )
+
+
+def centred(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -> bool:
+    """Whether a block's `k`th line stands centred over its other lines: as far in from their
+    left edge as from their right (within CENTRED_SLACK of their width), by CENTRED_MARGIN line
+    heights or more (a paragraph's short last line starts at their left edge)."""
+    others = page.quads[np.delete(lines, k), :, 0]
+    start, end = float(others.min()), float(others.max())
+    own = page.quads[lines[k], :, 0]
+    left, right = float(own.min()) - start, end - float(own.max())
+    return (
+        min(left, right) >= body.height * CENTRED_MARGIN
+        and abs(left - right) <= (end - start) * CENTRED_SLACK
     )
 
 

@@ -44,6 +44,9 @@ class Texts:
     # [M] how far apart each text's letters stand, over its height (postprocessing.strokes),
     # or empty when not measured
     gaps: NDArray[np.float32] = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
+    # [M] how far each text's upright strokes lean right (postprocessing.strokes: italic), or
+    # empty when not measured
+    slants: NDArray[np.float32] = dataclasses.field(default_factory=lambda: np.zeros(0, np.float32))
     # the page's figures (postprocessing.figures): boxes on the page as read, as sent after
     # turned_back
     figures: tuple[Box, ...] = ()
@@ -82,8 +85,10 @@ class Texts:
     def with_block_types(self, types: Sequence[str]) -> Texts:
         return dataclasses.replace(self, block_types=tuple(types))
 
-    def with_type(self, strokes: NDArray[np.float32], gaps: NDArray[np.float32]) -> Texts:
-        return dataclasses.replace(self, strokes=strokes, gaps=gaps)
+    def with_type(
+        self, strokes: NDArray[np.float32], gaps: NDArray[np.float32], slants: NDArray[np.float32]
+    ) -> Texts:
+        return dataclasses.replace(self, strokes=strokes, gaps=gaps, slants=slants)
 
     def with_figures(self, figures: Sequence[Box]) -> Texts:
         return dataclasses.replace(self, figures=tuple(figures))

@@ -192,19 +192,23 @@ LAYOUTS = ("two-columns", "three-columns", "headline", "sidebar", "grid", "recei
 
 
 def sectioned_page(
-    face: str = "DejaVuSerif.ttf", size: int = 20, spaced: bool = False
+    face: str = "DejaVuSerif.ttf", size: int = 20, style: str = "bold"
 ) -> tuple[Sample, list[str]]:
-    """A report's page: section heads in the face's bold at the body's size, each right over its
-    paragraph (one line pitch, no gap), and the heads' texts. A statute's head ends with a full
-    stop. `spaced`: the heads set letter-spaced in the regular face instead (a space between
-    letters, three between words), under an opening paragraph (a line so set at the page's
-    top is a running head)."""
-    bold = face.replace(".ttf", "-Bold.ttf")
+    """A report's page: section heads at the body's size, each right over its paragraph (one
+    line pitch, no gap), and the heads' texts. A statute's head ends with a full stop. `style`:
+    the heads set in the face's bold; or `spaced`, letter-spaced in the regular face (a space
+    between letters, three between words), or `italic`, in its italic face, each under an
+    opening paragraph (a line so set at the page's top is a running head)."""
+    faces = {
+        "bold": face.replace(".ttf", "-Bold.ttf"),
+        "spaced": face,
+        "italic": face.replace(".ttf", "-Italic.ttf" if "Serif" in face else "-Oblique.ttf"),
+    }
     pitch, margin, width = int(size * 1.5), 40, 900
     heads = ["Scope of the service", "§ 2.1 Pages and their text.", "Results"]
     placed: list[Placed] = []
     y = margin
-    if spaced:
+    if style != "bold":
         placed += column(
             " ".join(f"{s}." for s in ARTICLE[6:9]),
             margin,
@@ -216,12 +220,8 @@ def sectioned_page(
         )
         y = placed[-1].xy[1] + 2 * pitch
     for k, head in enumerate(heads):
-        if spaced:
-            placed.append(
-                Placed("   ".join(" ".join(w) for w in head.split()), (margin, y), size, face=face)
-            )
-        else:
-            placed.append(Placed(head, (margin, y), size, face=bold))
+        shown = "   ".join(" ".join(w) for w in head.split()) if style == "spaced" else head
+        placed.append(Placed(shown, (margin, y), size, face=faces[style]))
         text = " ".join(f"{s}." for s in ARTICLE[3 * k : 3 * k + 3])
         lines = column(text, margin, y + pitch, width - 2 * margin, face, size, pitch)
         placed += lines

@@ -10,7 +10,7 @@
       read_lines                                 best path, boxes -> texts
     with_tables      (`ocr` only, when asked)    upright page, texts -> their tables
     find_figures     (`ocr` only)                upright page, texts -> its pictures
-    line_type        (`ocr` only)                upright page, texts -> each one's weight, spacing
+    line_type        (`ocr` only)                upright page, texts -> each one's weight, gap, lean
     with_block_types (`ocr` only)                a document's pages' texts -> each block's type
 
 The ensemble's adapters each call their stage; `read_page_async` chains all of them for the
@@ -455,6 +455,7 @@ def with_block_types(pages: Sequence[Texts], sizes: Sequence[tuple[int, int]]) -
             figures,
             texts.strokes,
             texts.gaps,
+            texts.slants,
         )
 
     found = block_types([upright(t, size) for t, size in zip(pages, sizes, strict=True)])

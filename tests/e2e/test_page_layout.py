@@ -264,10 +264,12 @@ def test_bold_section_heads_at_the_body_size_are_headings(server, face, degrees)
 
 
 @pytest.mark.parametrize("face", ["DejaVuSerif.ttf", "DejaVuSans.ttf"])
-def test_letter_spaced_section_heads_are_headings(server, face):
-    """The same heads set letter-spaced in the body's face and size, under an opening
-    paragraph: the gaps between their letters tell them (postprocessing/strokes.py)."""
-    sample, heads = sectioned_page(face, spaced=True)
+@pytest.mark.parametrize("style", ["spaced", "italic"])
+def test_letter_spaced_and_italic_section_heads_are_headings(server, face, style):
+    """The same heads set letter-spaced in the body's face, or in its italic, at its size,
+    under an opening paragraph: the gaps between their letters, or their strokes' lean, tell
+    them (postprocessing/strokes.py)."""
+    sample, heads = sectioned_page(face, style=style)
     with OcrClient(server.grpc, "grpc") as client:
         (page,) = client.read_document(sample.png).pages
     found = [(b.type, " ".join(line.text for line in b.lines)) for b in page.blocks]

@@ -289,3 +289,78 @@ def test_bold_cells_of_a_row_are_no_headings_a_heading_beside_another_column_is(
         if kind == "heading"
     ]
     assert headings == ["Scope of the rules", "Results", "Methods"], headings
+
+
+def test_italic_lines_read_by_ocr_are_headings_where_they_open_their_text():
+    """A line whose strokes lean clearly further than the body's is set in italic: alone, or
+    opening its block over text, it is a heading (a book's italic chapter title); an italic
+    title inside a sentence (the line before goes on) is not, nor a line of figures (a 7
+    leans as italic does), and on a page set all in italic nothing is."""
+    blocks = [
+        body(20, rows=3),
+        [("De la beauté des Parties", quad(150, 140, 260))],  # italic, alone
+        body(180, rows=3),
+        [
+            ("Il faut suivre le conseil de M. de", quad(50, 300, 480)),
+            ("Parfait Maréchal, who says that", quad(50, 330, 480)),  # italic, mid-sentence
+            ("Que le cheval se juge par ses parties.", quad(50, 360, 480)),
+        ],
+        [("De la Tête", quad(200, 420, 120)), *body(450, rows=3)],  # italic, over its text
+        [("1977", quad(50, 560, 60))],  # figures
+        body(600, rows=3),
+    ]
+    leaning = {"De la beauté des Parties", "Parfait Maréchal, who says that", "De la Tête", "1977"}
+    texts = [t for b in blocks for t, _ in b]
+    slants = np.array([0.3 if t in leaning else 0.0 for t in texts], np.float32)
+    strokes = np.full(len(texts), 2.0, np.float32)
+
+    def headings(slants: np.ndarray) -> list[str]:
+        (found,) = block_types([page_of(blocks, strokes=strokes, slants=slants)])
+        return [
+            " ".join(texts[i] for i in np.flatnonzero(found.line_block == k))
+            for k, kind in enumerate(found.types)
+            if kind == "heading"
+        ]
+
+    assert headings(slants) == ["De la beauté des Parties", "De la Tête"]
+    # all in italic: only the short line over its text, told by its geometry alone
+    assert headings(np.full(len(texts), 0.3, np.float32)) == ["De la Tête"]
+
+
+def test_a_line_centred_over_its_text_is_a_heading_though_ocr_boxed_it_lower():
+    """A short line centred over the paragraph under it, after a sentence's end, is a heading
+    even where OCR's box (following the ink: no descender) is lower than the text's; the same
+    line at the text's left edge is a paragraph's short last line and stays in it."""
+    lines = [
+        ("in pan, first straining and removing the fat.", quad(50, 100, 300)),
+        ("Chicken Fricassee", quad(210, 130, 160, 0.7 * BODY)),  # centred over 50-530
+        ("Dress, clean, and cut up a fowl. Put in a kettle,", quad(50, 160, 480)),
+        ("with boiling water, and cook slowly until tender.", quad(50, 190, 480)),
+    ]
+    (found,) = block_types([page_of([body(20, rows=2), lines])])
+    assert found.types == ["paragraph", "paragraph", "heading", "paragraph"], found.types
+    left = [*lines[:1], ("Chicken Fricassee", quad(50, 130, 160, 0.7 * BODY)), *lines[2:]]
+    assert types([page_of([body(20, rows=2), left])]) == [["paragraph", "paragraph"]]
+
+
+def test_a_bold_row_label_with_figures_on_its_row_is_a_cell_not_a_heading():
+    """A table's row label set apart from its values (further than a cell's reach) is a cell
+    when figures stand on its row to its right; a heading with a bare number before it is
+    not."""
+    blocks = [
+        body(20, rows=3),
+        [("Overall", quad(50, 140, 80))],
+        [("0.95 (3.55)", quad(300, 140, 100))],
+        [("12 (30%)", quad(450, 140, 80))],
+        body(180, rows=3),
+        [("2.", quad(50, 300, 20))],
+        [("Methods", quad(120, 300, 90))],
+        body(340, rows=3),
+    ]
+    heavy = {"Overall", "Methods"}
+    texts = [t for b in blocks for t, _ in b]
+    strokes = np.array([3.0 if t in heavy else 2.0 for t in texts], np.float32)
+    (found,) = block_types([page_of(blocks, strokes=strokes)])
+    kinds = [found.types[b] for b in found.line_block]
+    headings = [t for t, kind in zip(texts, kinds, strict=True) if kind == "heading"]
+    assert headings == ["Methods"], headings

@@ -1,8 +1,9 @@
 """How each line's type is set (postprocessing/strokes.py): how heavy, how far apart its letters,
-on lines drawn in DejaVu's faces."""
+how far they lean, on lines drawn in DejaVu's faces."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
@@ -24,12 +25,12 @@ def drawn(
     return np.asarray(image)
 
 
-def measured(patch: np.ndarray) -> tuple[float, float]:
-    """The stroke width and letter gap of a patch that is one line."""
+def measured(patch: np.ndarray) -> tuple[float, float, float]:
+    """The stroke width, letter gap and slant of a patch that is one line."""
     h, w = patch.shape
     quad = np.array([[[0, 0], [w, 0], [w, h], [0, h]]], np.float32)
-    strokes, gaps = line_type(patch, quad)
-    return float(strokes[0]), float(gaps[0])
+    strokes, gaps, slants = line_type(patch, quad)
+    return float(strokes[0]), float(gaps[0]), float(slants[0])
 
 
 def stroke_width(patch: np.ndarray) -> float:
@@ -65,9 +66,9 @@ def test_each_quad_is_measured_on_the_page_and_a_box_off_it_or_blank_has_none():
         ],
         np.float32,
     )
-    widths, gaps = line_type(page, quads)
+    widths, gaps, slants = line_type(page, quads)
     assert widths[0] == pytest.approx(stroke_width(line), rel=0.05)
-    assert widths[1] == widths[2] == gaps[1] == gaps[2] == 0
+    assert widths[1] == widths[2] == gaps[1] == gaps[2] == slants[1] == slants[2] == 0
 
 
 @pytest.mark.parametrize("face", ["DejaVuSerif.ttf", "DejaVuSans-Bold.ttf"])
@@ -77,6 +78,42 @@ def test_letter_spaced_type_stands_several_times_further_apart(face, size):
     words set solid, in capitals and in lower case: its gap is a fifth of its height or more,
     the solid ones' an eighth or less, whatever the size."""
     for words in ("CHAPITRE SECOND", "chapitre second"):
-        _, solid = measured(drawn(face, size, text=words))
-        _, spaced = measured(drawn(face, size, text=" ".join(words)))
+        _, solid, _ = measured(drawn(face, size, text=words))
+        _, spaced, _ = measured(drawn(face, size, text=" ".join(words)))
         assert solid <= 0.125 and spaced >= 0.2, (words, solid, spaced)
+
+
+ITALIC = {"DejaVuSerif.ttf": "DejaVuSerif-Italic.ttf", "DejaVuSans.ttf": "DejaVuSans-Oblique.ttf"}
+
+
+@pytest.mark.parametrize("face", sorted(ITALIC))
+@pytest.mark.parametrize("size", [16, 24, 40])
+@pytest.mark.parametrize("text", [TEXT, "De la beauté des défauts des Parties extérieures"])
+def test_italic_type_leans_and_upright_type_does_not(face, size, text):
+    """An italic or oblique face's strokes (DejaVu's lean 11-12 degrees) measure a fifth of
+    their height further right than the upright face's or more, and the upright face's lean
+    hardly at all, short lines and long ones (whose start alone is measured) alike."""
+    upright = measured(drawn(face, size, text=text))[2]
+    italic = measured(drawn(ITALIC[face], size, text=text))[2]
+    assert abs(upright) <= 0.1 + 1e-6 and italic - upright >= 0.2 - 1e-6, (upright, italic)
+
+
+@pytest.mark.parametrize("degrees", [-4, 3])
+def test_a_tilted_line_is_measured_upright_without_its_neighbours(degrees):
+    """A line photographed tilted leans as its baseline does, and its box holds the lines above
+    and below it: measured within its quad, turned upright, the upright face still hardly
+    leans and the italic one leans as much further as when level."""
+    leans = {}
+    for face in ("DejaVuSerif.ttf", "DejaVuSerif-Italic.ttf"):
+        line = drawn(face, 24, text=TEXT + " and the next")
+        h, w = line.shape
+        page = np.full((400, 700), 255, np.uint8)
+        for row in (100, 100 + h, 100 + 2 * h):  # the line between two others, no gap
+            page[row : row + h, 50 : 50 + w] = np.minimum(page[row : row + h, 50 : 50 + w], line)
+        turn = cv2.getRotationMatrix2D((50 + w / 2, 100 + 1.5 * h), degrees, 1.0)
+        page = cv2.warpAffine(page, turn, (700, 400), borderValue=255)
+        corners = [[50, 100 + h], [50 + w, 100 + h], [50 + w, 100 + 2 * h], [50, 100 + 2 * h]]
+        quad = cv2.transform(np.array([corners], np.float32), turn)
+        leans[face] = float(line_type(page, quad)[2][0])
+    upright, italic = leans.values()
+    assert abs(upright) <= 0.1 + 1e-6 and italic - upright >= 0.2 - 1e-6, leans
