@@ -28,6 +28,7 @@ LEAST_INK = 20  # pixels of ink below which a slant is not told
 # many) and this many of its heights long: enough letters to tell a face, a bounded cost
 SLANT_HEIGHT, SLANT_LENGTH = 16, 12
 STEM = 0.5  # a column's ink counts in a slant's measure beyond this share of its fullest column's
+CHUNK = 64  # lines whose slants are counted together
 LEVEL = 1.1  # a line whose box is at most this many times its height is level: its box is it
 
 
@@ -63,8 +64,16 @@ def slants_of(patches: Sequence[NDArray[np.uint8]]) -> NDArray[np.float32]:
     """How far each line's upright strokes lean right (across over up: 0 for roman type), from
     its ink: the shear of SHEARS, about its middle row, that gathers the most ink into full
     columns (the sum of each column's squared ink beyond STEM of the line's fullest column);
-    0 where a patch holds too little ink to tell. All the lines' shears are counted in one
-    pass."""
+    0 where a patch holds too little ink to tell. The shears of CHUNK lines are counted in one
+    bincount (a dense page's pixels times SHEARS at once would take hundreds of MB)."""
+    slants = np.zeros(len(patches), np.float32)
+    for start in range(0, len(patches), CHUNK):
+        slants[start : start + CHUNK] = chunk_slants(patches[start : start + CHUNK])
+    return slants
+
+
+def chunk_slants(patches: Sequence[NDArray[np.uint8]]) -> NDArray[np.float32]:
+    """slants_of for a few lines, all their shears counted in one bincount."""
     slants = np.zeros(len(patches), np.float32)
     inked = ((k, np.nonzero(patch)) for k, patch in enumerate(patches))
     found = [(k, ys, xs) for k, (ys, xs) in inked if len(xs) >= LEAST_INK]

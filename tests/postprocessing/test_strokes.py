@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from triton_ocr.postprocessing import strokes
 from triton_ocr.postprocessing.strokes import line_type
 from triton_ocr.tools.samples import font
 
@@ -117,3 +118,22 @@ def test_a_tilted_line_is_measured_upright_without_its_neighbours(degrees):
         leans[face] = float(line_type(page, quad)[2][0])
     upright, italic = leans.values()
     assert abs(upright) <= 0.1 + 1e-6 and italic - upright >= 0.2 - 1e-6, leans
+
+
+def test_lines_counted_a_chunk_at_a_time_lean_as_counted_all_together(monkeypatch):
+    """A dense page's lines are counted CHUNK at a time (memory); the chunks' boundaries change
+    no line's lean."""
+    faces = ["DejaVuSerif.ttf", "DejaVuSerif-Italic.ttf", "DejaVuSans.ttf"]
+    faces.append("DejaVuSans-Oblique.ttf")
+    lines = [drawn(faces[k % 4], 16 + 4 * (k % 3), text=TEXT) for k in range(7)]
+    page = np.full((60 * len(lines), 400), 255, np.uint8)
+    quads = []
+    for k, line in enumerate(lines):
+        h, w = line.shape
+        page[60 * k : 60 * k + h, :w] = line
+        quads.append([[0, 60 * k], [w, 60 * k], [w, 60 * k + h], [0, 60 * k + h]])
+    quads = np.array(quads, np.float32)
+    together = line_type(page, quads)[2]
+    monkeypatch.setattr(strokes, "CHUNK", 3)
+    assert line_type(page, quads)[2].tolist() == together.tolist()
+    assert len(set(together.tolist())) > 1, together  # upright and italic lines told apart
