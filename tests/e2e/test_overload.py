@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 import tritonclient.grpc as grpcclient
@@ -102,6 +103,19 @@ def ocr_metric(
     return sum(found)
 
 
+def settled(read: Callable[[], float]) -> float:
+    """A counter once the requests before have all been counted: Triton counts an execution
+    after its response has gone, so the last test's may still come in. The same value twice,
+    half a second apart (at most 10 s)."""
+    value, deadline = read(), time.monotonic() + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        value, before = read(), value
+        if value == before:
+            break
+    return value
+
+
 def busy(server: Endpoints) -> tuple[threading.Thread, list]:
     """A long request on the one instance, given time to start."""
     thread, out = in_background(raw_call, grpcclient, server.grpc, BUSY_PAGES)
@@ -145,7 +159,7 @@ def test_a_request_past_its_deadline_in_the_queue_is_dropped_unread(small_queue,
     module, url = (
         (httpclient, small_queue.http) if protocol == "http" else (grpcclient, small_queue.grpc)
     )
-    executed = ocr_metric(small_queue, "nv_inference_exec_count")
+    executed = settled(lambda: ocr_metric(small_queue, "nv_inference_exec_count"))
     rejected = ocr_metric(small_queue, "nv_inference_request_failure", "REJECTED")
     running, _ = busy(small_queue)
     late = raw_call(module, url, 1, timeout=200_000)  # Triton's per-request timeout, in µs
@@ -159,7 +173,8 @@ def test_a_request_past_its_deadline_in_the_queue_is_dropped_unread(small_queue,
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_a_client_past_its_deadline_costs_the_server_no_work(small_queue, protocol):
     url = small_queue.http if protocol == "http" else small_queue.grpc
-    executed, ended = ocr_metric(small_queue, "nv_inference_exec_count"), dropped(small_queue)
+    executed = settled(lambda: ocr_metric(small_queue, "nv_inference_exec_count"))
+    ended = dropped(small_queue)
     running, _ = busy(small_queue)
     gone = (InferenceServerException, OSError)  # gRPC's DEADLINE_EXCEEDED, HTTP's socket timeout
     with OcrClient(url, protocol, timeout=0.3, retries=0) as client, pytest.raises(gone):
