@@ -463,7 +463,6 @@ def heading_line(
     if following[:1].islower():  # the line's sentence goes on
         return False
     line, after = line_heights(page.quads[lines[k : k + 2]])
-    least = INK_HEIGHT if centred(page, lines, k, body) else LEAD_HEIGHT
     return (
         bool(text)
         and (text[0].isupper() or text[0].isdigit())
@@ -475,8 +474,11 @@ def heading_line(
         and not one_row(page.quads[lines[k : k + 2]])
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING
-        and line >= after * least
         and after < body.height * HEADING_RATIO
+        and (
+            line >= after * LEAD_HEIGHT
+            or (line >= after * INK_HEIGHT and centred(page, lines, k, body))
+        )
     )
 
 
