@@ -24,7 +24,8 @@ to it. Then, in this order:
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
    italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
    type (strokes clearly wider than the body's, leaning clearly further, or letters standing
-   clearly further apart: postprocessing.strokes);
+   clearly further apart: postprocessing.strokes); never a byline nor a jump line ("Continued
+   from page 9"), whatever its face or size;
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -109,7 +110,12 @@ IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
 LABEL_MOST_LINES = 3
 PAGE_NUMBER = re.compile(r"^(page\s*)?[-–—(]?\s*\d{1,4}\s*[-–—)]?(\s*(/|of)\s*\d{1,4})?$", re.I)
 MARKERS = [re.compile(marker) for marker in LIST_MARKERS]
-BYLINE = re.compile(r"^by\b", re.I)  # "By Jane Doe" under a headline is no heading
+# lines that say what they are, whatever their face or size: a byline ("By Jane Doe") under a
+# headline, and a jump line ("Continued from page 9", "Continued on Page A12") where a story
+# runs on from or to another page
+NAMED_LINES = re.compile(
+    r"^(by\b|\(?\s*(continued|cont'?d\.?)\s+(from|on)\s+(page|p\.)\s*[a-z]?\d)", re.I
+)
 # a run-in head: its words, a full stop and a dash, then its paragraph on the same line
 # ("LATE MR SMITH.—Mr John Smith, ...")
 RUN_IN = re.compile(r"\w[.:]\s*[-–—]+\s*\w")
@@ -271,7 +277,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
     """Lines set in one bold, italic or letter-spaced face the body is not, naming something
     (mostly letters: no price, no initial), a heading's length, no smaller than the body's text
     (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT), not ending a clause nor opening a caption, a
-    byline or a run-in head, none of them a cell of a row."""
+    byline, a jump line or a run-in head, none of them a cell of a row."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
@@ -284,7 +290,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and len(text.split()) <= HEADING_MOST_WORDS
         and text[-1:] not in STYLED_CLAUSE_ENDS
         and not CAPTION_LABEL.match(text)
-        and not BYLINE.match(text)
+        and not NAMED_LINES.match(text)
         and not RUN_IN.search(text)
         and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
@@ -431,7 +437,7 @@ def text_type(page: PageText, lines: NDArray[np.int64], body: Body) -> str:
         and float(advances(page, lines).mean()) >= body.advance * WIDER
         and len(lines) <= HEADING_MOST_LINES
         and words <= HEADING_MOST_WORDS
-        and not BYLINE.match(first)
+        and not NAMED_LINES.match(first)
     ) or styled_heading(page, lines, body):
         return HEADING
     if list_marker(first):
@@ -470,7 +476,7 @@ def heading_line(
         and text[-1] not in CLAUSE_ENDS
         and not list_marker(text)
         and not CAPTION_LABEL.match(text)
-        and not BYLINE.match(text)
+        and not NAMED_LINES.match(text)
         and not one_row(page.quads[lines[k : k + 2]])
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING

@@ -295,7 +295,7 @@ def test_italic_lines_read_by_ocr_are_headings_where_they_open_their_text():
     """A line whose strokes lean clearly further than the body's is set in italic: alone, or
     opening its block over text, it is a heading (a book's italic chapter title); an italic
     title inside a sentence (the line before goes on) is not, nor a line of figures (a 7
-    leans as italic does), and on a page set all in italic nothing is."""
+    leans as italic does), nor a jump line, and on a page set all in italic nothing is."""
     blocks = [
         body(20, rows=3),
         [("De la beauté des Parties", quad(150, 140, 260))],  # italic, alone
@@ -323,6 +323,10 @@ def test_italic_lines_read_by_ocr_are_headings_where_they_open_their_text():
         ]
 
     assert headings(slants) == ["De la beauté des Parties", "De la Tête"]
+    # a jump line in italic, where a story runs on from another page, names itself: no heading
+    jumped = [blocks[0], [("Continued from page 9", quad(150, 140, 260))], *blocks[2:]]
+    (found,) = block_types([page_of(jumped, strokes=strokes, slants=slants)])
+    assert found.types[1] == "paragraph"
     # all in italic: only the short line over its text, told by its geometry alone
     assert headings(np.full(len(texts), 0.3, np.float32)) == ["De la Tête"]
 
