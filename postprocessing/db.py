@@ -9,6 +9,7 @@ import numpy as np
 import pyclipper
 from numpy.typing import NDArray
 
+from .bends import Bend, line_bend
 from .geometry import order_quad
 
 
@@ -48,28 +49,34 @@ def db_boxes(
     box_thresh: float,
     unclip_ratio: float,
     max_candidates: int,
+    bent_lines: bool,
     min_size: float = 3.0,
-) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+) -> tuple[NDArray[np.float32], NDArray[np.float32], list[Bend | None]]:
     """Find text boxes in a [H, W] probability map.
 
-    Returns (quads [N, 4, 2] float32 in map pixels, ordered tl, tr, br, bl; scores [N]).
+    Returns (quads [N, 4, 2] float32 in map pixels, ordered tl, tr, br, bl; scores [N]; each
+    box's bend where, with `bent_lines`, its line is bent, else None: postprocessing.bends).
     """
     bitmap = cv2.dilate((prob > thresh).astype(np.uint8), np.ones((2, 2), np.uint8))
     contours, _ = cv2.findContours(bitmap, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
-    quads, scores = [], []
+    quads, scores, bends = [], [], []
     for contour in contours[:max_candidates]:
         rect = cv2.minAreaRect(contour)
         if min(rect[1]) < min_size:
             continue
         kernel = cast("NDArray[np.float32]", cv2.boxPoints(rect))  # cv2's stubs: any number type
-        score = box_score(prob, kernel)
+        bend = line_bend(contour, rect, unclip_ratio) if bent_lines else None
+        # a bent line's box holds much background: its score is its region's (PaddleOCR's
+        # "slow" score mode, for curved text)
+        score = box_score(prob, contour.reshape(-1, 2).astype(np.float32) if bend else kernel)
         if score < box_thresh:
             continue
         grown = cv2.minAreaRect(unclip(kernel, unclip_ratio))
         if min(grown[1]) < min_size + 2:
             continue
-        quads.append(order_quad(cv2.boxPoints(grown)))
+        quads.append(bend.band() if bend else order_quad(cv2.boxPoints(grown)))
         scores.append(score)
+        bends.append(bend)
     if not quads:
-        return np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32)
-    return np.stack(quads).astype(np.float32), np.asarray(scores, np.float32)
+        return np.zeros((0, 4, 2), np.float32), np.zeros((0,), np.float32), []
+    return np.stack(quads).astype(np.float32), np.asarray(scores, np.float32), bends

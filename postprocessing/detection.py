@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from triton_ocr.settings import Boxes, DBBoxes, TextLines
 
+from .bends import Bend
 from .db import db_boxes
 from .east import STRIDE, east_boxes
 from .geometry import quad_size, reading_order, scale_quads
@@ -24,12 +25,16 @@ class TextBoxes:
     # The whole image is also read as one line, against these boxes (could_be_one_line): the
     # reading the recognizer is surer of is kept (postprocessing.recognition.rival_reading).
     rival: bool = False
+    # [N] each box's centre line where its line is bent (postprocessing.bends), else None; ()
+    # where no box is
+    bends: Sequence[Bend | None] = ()
 
 
 def find_boxes(
     maps: Sequence[NDArray[np.float32]], boxes: Boxes
-) -> tuple[NDArray[np.float32], NDArray[np.float32], tuple[int, int]]:
-    """Boxes in the detector's input frame, their scores, and that frame's (height, width).
+) -> tuple[NDArray[np.float32], NDArray[np.float32], list[Bend | None], tuple[int, int]]:
+    """Boxes in the detector's input frame, their scores, their bends (DB's; an EAST box is
+    never bent) and that frame's (height, width).
 
     DB: one probability map at input resolution (any leading singleton dims).
     EAST: NHWC score [1, H/4, W/4, 1] and geometry [1, H/4, W/4, 5] maps.
@@ -38,8 +43,10 @@ def find_boxes(
         (prob,) = maps
         prob = np.asarray(prob, dtype=np.float32).reshape(prob.shape[-2:])
         d = boxes
-        quads, scores = db_boxes(prob, d.thresh, d.box_thresh, d.unclip_ratio, d.max_candidates)
-        return quads, scores, (prob.shape[0], prob.shape[1])
+        found = db_boxes(
+            prob, d.thresh, d.box_thresh, d.unclip_ratio, d.max_candidates, d.bent_lines
+        )
+        return *found, (prob.shape[0], prob.shape[1])
     score_map, geometry = maps
     score_map = np.asarray(score_map, dtype=np.float32).reshape(score_map.shape[-3:-1])
     geometry = np.asarray(geometry, dtype=np.float32).reshape(*score_map.shape, 5)
@@ -47,7 +54,8 @@ def find_boxes(
     quads, scores = east_boxes(
         score_map, geometry, e.score_thresh, e.merge_iou, e.nms_iou, e.max_candidates
     )
-    return quads, scores, (score_map.shape[0] * STRIDE, score_map.shape[1] * STRIDE)
+    frame = (score_map.shape[0] * STRIDE, score_map.shape[1] * STRIDE)
+    return quads, scores, [None] * len(quads), frame
 
 
 def whole_image(size: tuple[int, int]) -> TextBoxes:
@@ -115,11 +123,19 @@ def text_boxes(
     """
     if lines.single_line == "always":
         return whole_image(size)
-    quads, scores, frame = find_boxes(maps, boxes)
+    quads, scores, bends, frame = find_boxes(maps, boxes)
     quads = scale_quads(quads, frame, size)
+    sx, sy = size[1] / frame[1], size[0] / frame[0]
     keep = [i for i, q in enumerate(quads) if min(quad_size(q)) > lines.min_box_size]
     quads, scores = quads[keep], scores[keep]
     rival = lines.single_line == "auto" and could_be_one_line(size, quads, lines)
     order = reading_order(quads)
     quads, scores = quads[order], scores[order]
-    return TextBoxes(quads.reshape(-1, 4, 2), scores.reshape(-1), lines.crop_margin, rival)
+    kept = [bends[keep[i]] for i in order]
+    return TextBoxes(
+        quads.reshape(-1, 4, 2),
+        scores.reshape(-1),
+        lines.crop_margin,
+        rival,
+        [b.scaled(sx, sy) if b else None for b in kept],
+    )

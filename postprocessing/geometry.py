@@ -146,9 +146,10 @@ def turned_upright(
 def reading_order(quads: NDArray[np.float32]) -> NDArray[np.int64]:
     """Indices that put quads in reading order: lines top to bottom, each line left to right.
 
-    A box joins the current line when its vertical centre lies within the vertical extent of
-    the line's first box; this keeps words of one line together even when the line is tilted
-    slightly or its words differ in height.
+    A box joins the current line when its centre lies between the top and bottom edges of the
+    line's first box, where they pass its centre (a level box: its vertical extent); this keeps
+    words of one line together even when the line is tilted or its words differ in height, and
+    the next line of a tilted page (a bent line's box, postprocessing.bends) out.
     """
     n = len(quads)
     if n == 0:
@@ -156,18 +157,37 @@ def reading_order(quads: NDArray[np.float32]) -> NDArray[np.int64]:
     top = quads[:, :, 1].min(axis=1)
     bottom = quads[:, :, 1].max(axis=1)
     center_y = (top + bottom) / 2
+    center_x = quads[:, :, 0].mean(axis=1)
     left = quads[:, :, 0].min(axis=1)
     order: list[int] = []
     remaining = list(np.argsort(center_y, kind="stable"))
     while remaining:
         first = remaining[0]
-        line = [i for i in remaining if top[first] <= center_y[i] <= bottom[first]]
+        rest = np.asarray(remaining)
+        upper = edge_at(quads[first, 0], quads[first, 1], center_x[rest], top[first])
+        lower = edge_at(quads[first, 3], quads[first, 2], center_x[rest], bottom[first])
+        within = (upper <= center_y[rest]) & (center_y[rest] <= lower)
+        line = [int(i) for i in rest[within]]
         if first not in line:
             line.insert(0, first)
         order.extend(sorted(line, key=lambda i: left[i]))
         taken = set(line)
         remaining = [i for i in remaining if i not in taken]
     return np.asarray(order, dtype=np.int64)
+
+
+def edge_at(
+    start: NDArray[np.floating[Any]],
+    end: NDArray[np.floating[Any]],
+    x: NDArray[np.floating[Any]],
+    level: float,
+) -> NDArray[np.float64]:
+    """The y of the edge from `start` to `end` (x, y) at each `x`, extended beyond its ends;
+    `level` where the edge is not across (a vertical box's)."""
+    dx = float(end[0] - start[0])
+    if abs(dx) < 1e-6 or abs(float(end[1] - start[1])) > abs(dx):
+        return np.full(len(x), level, np.float64)
+    return np.asarray(start[1] + (x - start[0]) * (float(end[1] - start[1]) / dx), np.float64)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from triton_ocr.postprocessing.bends import Bend
 from triton_ocr.postprocessing.geometry import crop_frame
 
 
@@ -54,17 +55,45 @@ def fill_beyond(
     return out
 
 
+def bent_crop(image: NDArray[np.uint8], bend: Bend, margin: float) -> NDArray[np.uint8]:
+    """The band of `image` along a bent line's centre (postprocessing.bends), straightened: each
+    column of the crop is the line's cross-section at that point of its centre, `margin` of the
+    line's height more above and below. The band follows the line, so its neighbours stay out
+    of it as they do out of a straight line's crop."""
+    centre = bend.centre.astype(np.float64)
+    along = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(centre, axis=0), axis=1))])
+    width = max(1, int(round(along[-1])))
+    height = max(1, int(round(2 * bend.half * (1 + 2 * margin))))
+    at = (np.arange(width) + 0.5) * along[-1] / width
+    x, y = np.interp(at, along, centre[:, 0]), np.interp(at, along, centre[:, 1])
+    dx, dy = np.gradient(x), np.gradient(y)
+    norm = np.maximum(np.hypot(dx, dy), 1e-9)
+    down_x, down_y = -dy / norm, dx / norm
+    v = (np.arange(height) + 0.5 - height / 2)[:, None]
+    map_x = (x[None, :] + v * down_x[None, :]).astype(np.float32)
+    map_y = (y[None, :] + v * down_y[None, :]).astype(np.float32)
+    crop = cv2.remap(image, map_x, map_y, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE)
+    return cast("NDArray[np.uint8]", crop)
+
+
 def cut_crops(
     image: NDArray[np.uint8],
     quads: NDArray[np.float32] | Sequence[NDArray[np.float32]],
     margin: float,
     rooms: NDArray[np.float32] | Sequence[float] | None = None,
+    bends: Sequence[Bend | None] = (),
 ) -> list[NDArray[np.uint8]]:
     """One upright crop per quad, each taking `margin` of its box's height more above and below
     (detector boxes hug the text; the recognizer keeps spaces only with room around it), of
-    which `rooms` (postprocessing.geometry.room_on_page) says how much may come from the page."""
-    if rooms is None:
-        return [warp_crop(image, quad, margin) for quad in quads]
-    return [
-        warp_crop(image, quad, margin, float(room)) for quad, room in zip(quads, rooms, strict=True)
-    ]
+    which `rooms` (postprocessing.geometry.room_on_page) says how much may come from the page;
+    a bent line's (`bends`, by quad) cut along its centre instead (bent_crop)."""
+    crops = []
+    for i, quad in enumerate(quads):
+        bend = bends[i] if bends else None
+        if bend is not None:
+            crops.append(bent_crop(image, bend, margin))
+        elif rooms is None:
+            crops.append(warp_crop(image, quad, margin))
+        else:
+            crops.append(warp_crop(image, quad, margin, float(rooms[i])))
+    return crops

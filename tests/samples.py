@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+import cv2
+import numpy as np
 from PIL import Image, ImageDraw
 
 from triton_ocr.tools.samples import Placed, Sample, font, render
@@ -227,6 +229,28 @@ def sectioned_page(
         placed += lines
         y = lines[-1].xy[1] + 2 * pitch
     return render(tuple(placed), size=(width, y + margin)), heads
+
+
+def bent_page(drop: float = 1.5, face: str = "DejaVuSans.ttf", size: int = 22) -> Sample:
+    """A paragraph as a photo of a page bowing towards its edge shows it: level over its left
+    third, then each line curving down to `drop` line pitches lower at the right edge (its
+    straight box would reach into the next line). Its lines are those of the flat page; the
+    sample's ink boxes are the flat page's."""
+    pitch, margin, width = int(size * 1.5), 40, 900
+    text = " ".join(f"{s}." for s in ARTICLE)
+    lines = column(text, margin, margin, width - 2 * margin, face, size, pitch)
+    height = lines[-1].xy[1] + 2 * pitch + margin + int(drop * pitch)
+    flat = render(tuple(lines), size=(width, height))
+    page = np.asarray(Image.open(io.BytesIO(flat.png)).convert("RGB"))
+    xs = np.arange(width, dtype=np.float32)
+    down = drop * pitch * (np.clip(xs - width * 0.3, 0, None) / (width * 0.7)) ** 2
+    rows = np.arange(height, dtype=np.float32)[:, None] - down[None, :]
+    bent = cv2.remap(
+        page, np.tile(xs, (height, 1)), rows, cv2.INTER_LINEAR, borderValue=(255, 255, 255)
+    )
+    out = io.BytesIO()
+    Image.fromarray(bent).save(out, "PNG")
+    return replace(flat, png=out.getvalue())
 
 
 # A ruled table: rows of cells (None: covered by the cell to its left, which spans it; "": an

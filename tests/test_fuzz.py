@@ -117,7 +117,7 @@ def check_quads(quads: np.ndarray, scores: np.ndarray) -> None:
     st.floats(0.5, 3.0),
 )
 def test_db_boxes_on_any_probability_map(prob, thresh, box_thresh, unclip_ratio):
-    quads, scores = db_boxes(prob, thresh, box_thresh, unclip_ratio, 100)
+    quads, scores, _ = db_boxes(prob, thresh, box_thresh, unclip_ratio, 100, True)
     check_quads(quads, scores)
     assert ((scores >= box_thresh - 1e-6) & (scores <= 1 + 1e-6)).all()
 

@@ -228,7 +228,8 @@ def locate(
     found = text_boxes(maps, height_width(image), lines, boxes)
     layout = page_layout(found.quads, blocks)
     quads, block = found.quads[layout.order], layout.block
-    crops = cut_crops(image, quads, found.margin, room_on_page(quads, found.margin))
+    bends = [found.bends[i] for i in layout.order] if found.bends else []
+    crops = cut_crops(image, quads, found.margin, room_on_page(quads, found.margin), bends)
     if found.rival:
         whole = whole_image(height_width(image))
         quads = np.concatenate([quads, whole.quads])

@@ -96,6 +96,10 @@ class DBBoxes:
     box_thresh: float  # minimum mean probability inside a box
     unclip_ratio: float  # growth of the shrunk text kernel
     max_candidates: int
+    # a bent line (a page photographed bowing) cut along its centre (postprocessing.bends): for
+    # detectors whose maps are smooth bands; one whose level lines waist between words would
+    # have some taken for bent
+    bent_lines: bool
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,7 +3,7 @@ import numpy as np
 
 from triton_ocr.postprocessing.db import box_score, db_boxes, unclip
 
-PARAMS = dict(thresh=0.3, box_thresh=0.5, unclip_ratio=1.6, max_candidates=1000)
+PARAMS = dict(thresh=0.3, box_thresh=0.5, unclip_ratio=1.6, max_candidates=1000, bent_lines=True)
 
 
 def rect_map(shape, rects, value=0.9):
@@ -15,7 +15,7 @@ def rect_map(shape, rects, value=0.9):
 
 def test_two_separate_kernels_give_two_grown_boxes():
     prob = rect_map((200, 300), [(20, 20, 120, 40), (20, 100, 250, 130)])
-    quads, scores = db_boxes(prob, **PARAMS)
+    quads, scores, _ = db_boxes(prob, **PARAMS)
     assert quads.shape == (2, 4, 2) and scores.shape == (2,)
     assert (scores > 0.8).all()  # dilation adds a rim of zeros to the mean
     for quad, (x0, y0, x1, y1) in zip(
@@ -34,7 +34,7 @@ def test_rotated_kernel_gives_rotated_quad():
     prob = np.zeros((300, 300), np.float32)
     box = cv2.boxPoints(((150, 150), (160, 30), 30)).astype(np.int32)
     cv2.fillPoly(prob, [box], 0.95)
-    quads, _ = db_boxes(prob, **PARAMS)
+    quads, _, _ = db_boxes(prob, **PARAMS)
     assert len(quads) == 1
     top_edge = quads[0][1] - quads[0][0]
     assert abs(np.degrees(np.arctan2(top_edge[1], top_edge[0])) - 30) < 3
@@ -43,12 +43,12 @@ def test_rotated_kernel_gives_rotated_quad():
 def test_weak_and_tiny_regions_are_dropped():
     prob = rect_map((100, 100), [(10, 10, 60, 30)], value=0.4)  # above thresh, below box_thresh
     prob[70:72, 70:72] = 0.99  # a 2x2 speck
-    quads, scores = db_boxes(prob, **PARAMS)
+    quads, scores, _ = db_boxes(prob, **PARAMS)
     assert len(quads) == 0 and len(scores) == 0
 
 
 def test_empty_map_gives_empty_arrays():
-    quads, scores = db_boxes(np.zeros((64, 64), np.float32), **PARAMS)
+    quads, scores, _ = db_boxes(np.zeros((64, 64), np.float32), **PARAMS)
     assert quads.shape == (0, 4, 2) and scores.shape == (0,)
 
 

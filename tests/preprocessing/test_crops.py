@@ -4,8 +4,9 @@ import cv2
 import numpy as np
 import pytest
 
+from triton_ocr.postprocessing.bends import Bend
 from triton_ocr.postprocessing.geometry import pad_quad, quad_size
-from triton_ocr.preprocessing.crops import cut_crops, warp_crop
+from triton_ocr.preprocessing.crops import bent_crop, cut_crops, warp_crop
 
 
 def gradient_image(h=100, w=200):
@@ -120,3 +121,26 @@ def test_crops_are_the_pixels_of_the_reference_implementation(margin):
     for quad in quads[:8]:  # warp_crop alone, with and without the margin
         want = reference_warp_crop(image, pad_quad(quad, margin))
         assert warp_crop(image, quad, margin).tobytes() == want.tobytes()
+
+
+def test_a_bent_lines_crop_follows_its_centre():
+    """A dark band bowing 30 pixels over its length comes out level in its crop: every column
+    dark in the same rows, the page above and below it light."""
+    image = np.full((200, 420, 3), 255, np.uint8)
+    xs = np.arange(20, 400)
+    middle = 60 + 30 * ((xs - 20) / 380) ** 2
+    for x, y in zip(xs, middle, strict=True):
+        image[int(round(y)) - 5 : int(round(y)) + 5, x] = 0
+    centre = np.stack([xs, middle], axis=1).astype(np.float32)[::20]
+    crop = bent_crop(image, Bend(centre, 10.0), margin=0.2)
+    # as high as the line and its margins, as wide as its centre is long
+    length = np.linalg.norm(np.diff(centre, axis=0), axis=1).sum()
+    assert crop.shape[0] == round(2 * 10 * 1.4) and abs(crop.shape[1] - length) <= 1
+    dark = crop[..., 0] < 128
+    middle_rows = dark[crop.shape[0] // 2 - 3 : crop.shape[0] // 2 + 3]
+    assert middle_rows[:, 2:-2].all()  # the band all along, in the crop's middle rows
+    assert not dark[:2].any() and not dark[-2:].any()  # neither edge reaches out of it
+    # cut_crops cuts a bent line so, and a straight one as before
+    quad = np.array([[20, 55], [400, 55], [400, 95], [20, 95]], np.float32)
+    bent, straight = cut_crops(image, [quad, quad], 0.2, bends=[Bend(centre, 10.0), None])
+    assert np.array_equal(bent, crop) and np.array_equal(straight, warp_crop(image, quad, 0.2))

@@ -257,8 +257,16 @@ def pp_normalisation(mean: tuple[float, ...], std: tuple[float, ...]) -> Normali
     return Normalisation("BGR", "NCHW", 1 / 255, mean, std)
 
 
+BENT_LINES = Param(
+    "bent_lines",
+    "true",
+    "a line bowing on a photographed page is cut along its centre, its region's own score kept"
+    '\n(docs/accuracy.md, "Bent lines: pages photographed bowing")',
+)
+
+
 def db_boxes(
-    thresh: str, box_thresh: str, unclip: str, candidates: str, note: str
+    thresh: str, box_thresh: str, unclip: str, candidates: str, note: str, bent: Param = BENT_LINES
 ) -> tuple[Param, ...]:
     return (
         Param("detector", "db", note),
@@ -266,6 +274,7 @@ def db_boxes(
         Param("box_thresh", box_thresh),
         Param("unclip_ratio", unclip),
         Param("max_candidates", candidates),
+        bent,
     )
 
 
@@ -586,7 +595,16 @@ PACK_LIST = (
         ),
         detector_input=PP_DETECTOR_INPUT,
         normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-        boxes=RAPIDOCR_DB,
+        boxes=(
+            *RAPIDOCR_DB[:-1],
+            Param(
+                "bent_lines",
+                "false",
+                "PP-OCRv4's map waists between the words of a level line: 26 lines of the "
+                "rendered grid were\ntaken for bent, and 3-5 more read without their spaces "
+                '(docs/accuracy.md, "Bent lines: pages photographed bowing")',
+            ),
+        ),
         crop_margin=Param(
             "crop_margin",
             "0.3",
