@@ -278,13 +278,16 @@ def db_boxes(
     )
 
 
-RAPIDOCR_DB = db_boxes(
-    "0.3",
-    "0.5",
-    "1.6",
-    "1000",
-    "DB (RapidOCR's values): pixel threshold, least mean box score, growth of the shrunk kernel",
-)
+def rapidocr_db(bent: Param = BENT_LINES) -> tuple[Param, ...]:
+    return db_boxes(
+        "0.3",
+        "0.5",
+        "1.6",
+        "1000",
+        "DB (RapidOCR's values): pixel threshold, least mean box score, growth of the shrunk "
+        "kernel",
+        bent,
+    )
 
 
 def pp_recognizer_input(bucket: Param) -> tuple[Param, ...]:
@@ -442,7 +445,7 @@ PPOCR_V6 = Pack(
     ),
     detector_input=PP_DETECTOR_INPUT,
     normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-    boxes=RAPIDOCR_DB,
+    boxes=rapidocr_db(),
     crop_margin=CROP_MARGIN_SPACES,
     recognizer_input=pp_recognizer_input(BUCKET_64),
     recognition_group_width=GROUP_WIDTH_CAP,
@@ -595,8 +598,7 @@ PACK_LIST = (
         ),
         detector_input=PP_DETECTOR_INPUT,
         normalisation=pp_normalisation((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-        boxes=(
-            *RAPIDOCR_DB[:-1],
+        boxes=rapidocr_db(
             Param(
                 "bent_lines",
                 "false",
