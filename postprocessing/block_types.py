@@ -4,7 +4,9 @@ or figure (contract.BLOCK_TYPES).
 From geometry and text, over all the pages of one document (a running head recurs, body text
 is the size most of the document is set in), on upright pages. A block of text is first cut
 where it holds two things the block cut could not part (no gap between them): a headline in
-large type over a line at the body's size (a kicker, a byline, the text), a heading line
+large type over a line at the body's size (a byline, the text), under at most a few (a kicker,
+a section's name; a line in capitals, boxed without descenders, measured as the mixed-case
+text it would box as), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
 sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold,
 leaning or letter-spaced type on a page read by OCR), and a list after the sentence that leads
@@ -102,6 +104,9 @@ SLANTED = "(slanted)"  # its face
 # are this share of its characters or more
 MEASURED_LETTERS, LETTER_SHARE = 4, 0.6
 WIDER = 1.2  # large type's characters stand at least this much wider apart than the body's
+# a line in capitals has no descenders: OCR boxes it at about this share of the height of
+# mixed-case text set at the same size (capitals at the body's size: 0.77-0.96 of its lines)
+CAPITALS_BOX = 0.85
 ON_ROW = 0.5  # two lines whose middles are this many line heights apart share a row
 CELL_REACH = 3.0  # a table's cells on one row stand at most this many line heights apart
 IN_TABLE = 0.5  # a block with this share of its lines in a table is the table's
@@ -537,25 +542,43 @@ def parts_of(
     return parts
 
 
+def capitals(text: str) -> bool:
+    """Whether a line is set in capitals: enough letters to tell, every one of them a capital,
+    and mostly letters."""
+    letters = [c for c in text if c.isalpha()]
+    return all(c.isupper() for c in letters) and mostly_letters(text)
+
+
+def type_heights(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Each line's height as the size of its type: its box's, a line in capitals' as the
+    mixed-case text it would box as (CAPITALS_BOX)."""
+    heights = line_heights(page.quads[lines])
+    caps = np.array([capitals(page.texts[i]) for i in lines], np.bool_)
+    return np.where(caps, heights / CAPITALS_BOX, heights)
+
+
 def large_type(page: PageText, lines: NDArray[np.int64], body: Body) -> NDArray[np.bool_]:
     """Which lines are set clearly larger than the body text: taller, and their characters
     wider apart (a drop cap makes a line's box tall, not its characters wide)."""
     return np.asarray(
-        (line_heights(page.quads[lines]) >= body.height * HEADING_RATIO)
+        (type_heights(page, lines) >= body.height * HEADING_RATIO)
         & (advances(page, lines) >= body.advance * WIDER),
         np.bool_,
     )
 
 
-def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> int:
-    """How many of a block's first lines are a headline over text at the body's size with no
-    gap between (a kicker, a byline, the text itself): a few lines in large type, then none
-    (0: no such headline)."""
+def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> tuple[int, int]:
+    """Where a headline lies in a block set over text at the body's size with no gap between
+    (a byline, the text itself), under at most a few lines at the body's size (a kicker, a
+    section's name): a few lines in large type, then none ((0, 0): no such headline)."""
     large = large_type(page, lines, body)
-    if body.height <= 0 or large.all():
-        return 0
-    k = int(np.argmin(large))  # the first line at the body's size
-    return k if 0 < k <= HEADING_MOST_LINES and not large[k:].any() else 0
+    if body.height <= 0 or large.all() or not large.any():
+        return 0, 0
+    start = int(np.argmax(large))  # the first line in large type
+    end = start + int(np.argmin(large[start:]))  # the first line at the body's size after it
+    if start > HEADING_MOST_LINES or end - start > HEADING_MOST_LINES or large[end:].any():
+        return 0, 0
+    return start, end
 
 
 def plain_parts(
@@ -564,8 +587,10 @@ def plain_parts(
     """parts_of where no face tells a heading: a headline over the text, heading lines told by
     their geometry, and a list. The text under a heading (`after_heading`) does not open with
     another one told by geometry alone."""
-    if head := headline_lines(page, lines, body):  # typed by text_type, as a block of its own
-        return [(lines[:head], ""), *plain_parts(page, lines[head:], body)]
+    start, end = headline_lines(page, lines, body)
+    if end:  # each part typed by text_type, the headline as a block of its own
+        kicker = [(lines[:start], "")] if start else []
+        return [*kicker, (lines[start:end], ""), *plain_parts(page, lines[end:], body)]
     share = widths(page, lines)
     first = 1 if after_heading else 0
     heads = [k for k in range(first, len(lines)) if heading_line(page, lines, share, k, body)]

@@ -200,6 +200,23 @@ def test_a_headline_keeps_the_body_sized_line_under_it_out():
     assert found.line_block[:2].tolist() == [0, 1]
 
 
+def test_a_headline_under_a_kicker_in_its_block_is_cut_out_its_capitals_measured_as_type():
+    """A kicker at the body's size, a headline in large type and the text, with no gap between
+    them: the headline is a block of its own, a heading. Its second line is in capitals, which
+    OCR boxes lower than mixed-case type of their size (no descenders): it is part of the
+    headline. Under more lines than a kicker has, a line in large type is left in its text."""
+    kicker = [("Autumn", quad(50, 20, 100)), ("Tarts", quad(50, 45, 80))]
+    headline = [
+        ("MUSHROOM PIE", quad(50, 70, 420, 30)),
+        ("WITH SPINACH", quad(50, 105, 400, 23)),  # 1.15 body heights: 1.35 as type
+    ]
+    found = block_types([page_of([kicker + headline + body(135), body(400, rows=8)])])[0]
+    assert found.types == ["paragraph", "heading", "paragraph", "paragraph"]
+    assert found.line_block[:5].tolist() == [0, 0, 1, 1, 2]
+    found = block_types([page_of([body(20) + headline + body(135), body(400, rows=8)])])[0]
+    assert found.types == ["paragraph", "paragraph"]
+
+
 def test_lines_read_by_ocr_with_bold_strokes_at_the_body_size_are_headings():
     """Where no font is named, a line whose strokes are clearly wider than the body's is set
     in bold: a few such lines are a heading, alone or over their text (cut from it), one ending
