@@ -18,7 +18,9 @@ to it. Then, in this order:
    with no text;
 2. **header / footer**: a short row alone at the page's top or bottom edge, no taller than the
    body text, with the rest of the page beyond it, that holds a page number, is set smaller
-   than the body, or whose words (numbers aside) recur at an edge of another page;
+   than the body, or whose words (numbers aside) recur at an edge of another page; and the
+   page's top or bottom row holding its number beside a line or two of words (a book's title
+   and its folio), wherever the block cut put its lines;
 3. **caption**: its first line starts with a figure's or table's label and number ("Figure 3",
    "Table 2:", "Fig. 1.", "图 1", "表 2");
 4. **heading**: a few short lines set clearly larger than the body text (taller, and their
@@ -63,6 +65,10 @@ HEADING_MOST_LINES, HEADING_MOST_WORDS = 3, 15
 EDGE_SHARE = 0.1
 EDGE_MOST_WORDS, EDGE_LEAST_OTHERS = 12, 5
 EDGE_TALLEST = 1.1  # a running head is at most this many body heights tall
+# a running head holding the page's number has at most this many lines on its row (the
+# number, a title, a chapter's name), and the text under the number is at least this many
+# times as wide as it
+FOLIO_MOST_LINES, FOLIO_TEXT = 3, 4.0
 SMALLER = 0.9  # ... and set this much smaller than the body, or else holds a page number
 # a heading in a face of its own names something: this many letters, and no more digits than
 # letters (a bold price or an initial is none)
@@ -367,6 +373,15 @@ def list_marker(text: str) -> bool:
     return any(marker.match(text) for marker in MARKERS)
 
 
+def across(quads: NDArray[np.float32], first: int = 0) -> NDArray[np.float64]:
+    """How far each line's middle lies from the `first` line's, across that line's direction
+    (a photographed page's rows tilt)."""
+    along = (quads[first, 1] - quads[first, 0]).astype(np.float64)
+    along /= max(float(np.linalg.norm(along)), 1e-6)
+    offset = (quads.mean(axis=1) - quads[first].mean(axis=0)).astype(np.float64)
+    return np.asarray(np.abs(offset[:, 0] * along[1] - offset[:, 1] * along[0]), np.float64)
+
+
 def one_row(quads: NDArray[np.float32]) -> bool:
     """Whether lines lie on one row: each one's middle near the first's."""
     middles = quads[:, :, 1].mean(axis=1)
@@ -417,6 +432,69 @@ def edge_blocks(page: PageText, members: list[NDArray[np.int64]], body: Body) ->
         {b for b in found if bottom[b] <= content_top},
         {b for b in found if top[b] >= content_bottom},
     )
+
+
+def folio_row(page: PageText, body: Body, top: bool) -> NDArray[np.int64]:
+    """The page's top (or bottom) row when it is a running head (or foot): the page's number
+    beside a line or two of words (a book's title and its folio), wherever the block cut put
+    them (with the heading under them, or the number with the text). In the edge band, a few
+    words, none in large type, and the number over (or under) the text, not over another cell
+    of a column of figures (a table's last row: "Bald eagle 100") (empty: no such row)."""
+    none = np.zeros(0, np.int64)
+    if page.height <= 0 or len(page.texts) < EDGE_LEAST_OTHERS + 2:
+        return none
+    heights = line_heights(page.quads)
+    ys = page.quads[:, :, 1]
+    first = int(ys.min(axis=1).argmin()) if top else int(ys.max(axis=1).argmax())
+    row = np.flatnonzero(across(page.quads, first) <= ON_ROW * heights[first])
+    numbers = [i for i in row if PAGE_NUMBER.match(page.texts[i].strip())]
+    near = (
+        ys[row].min() <= page.height * EDGE_SHARE
+        if top
+        else ys[row].max() >= page.height * (1 - EDGE_SHARE)
+    )
+    found = (
+        1 < len(row) <= FOLIO_MOST_LINES
+        and len(numbers) == 1
+        and near
+        and all(mostly_letters(page.texts[i]) for i in row if i != numbers[0])
+        and sum(len(page.texts[i].split()) for i in row) <= EDGE_MOST_WORDS
+        and heights[row].max() < body.height * HEADING_RATIO
+        and over_text(page, numbers[0], row)
+    )
+    return row if found else none
+
+
+def over_text(page: PageText, line: int, row: NDArray[np.int64]) -> bool:
+    """Whether the nearest line in `line`'s column off its row is text, at least FOLIO_TEXT
+    times as wide as it (or there is none)."""
+    xs = page.quads[:, :, 0]
+    left, right = float(xs[line].min()), float(xs[line].max())
+    column = [
+        i
+        for i in range(len(page.texts))
+        if i not in row and xs[i].min() < right and xs[i].max() > left
+    ]
+    if not column:
+        return True
+    middles = page.quads[:, :, 1].mean(axis=1)
+    nearest = min(column, key=lambda i: abs(middles[i] - middles[line]))
+    return bool(np.ptp(xs[nearest]) >= FOLIO_TEXT * np.ptp(xs[line]))
+
+
+def with_folio_rows(
+    page: PageText, blocks: list[NDArray[np.int64]], body: Body
+) -> tuple[list[NDArray[np.int64]], dict[int, str]]:
+    """A page's blocks with its running head and foot rows that hold its number (folio_row)
+    each a block of its own, first and last, and those blocks' types."""
+    head = folio_row(page, body, top=True)
+    foot = np.setdiff1d(folio_row(page, body, top=False), head)
+    if not len(head) and not len(foot):
+        return blocks, {}
+    rest = [np.setdiff1d(b, np.concatenate([head, foot])) for b in blocks]
+    ordered = [r for r in (head, *rest, foot) if len(r)]
+    said = {0: HEADER} if len(head) else {}
+    return ordered, said | ({len(ordered) - 1: FOOTER} if len(foot) else {})
 
 
 def running(page: PageText, lines: NDArray[np.int64], body: Body, recurs: bool) -> bool:
@@ -620,7 +698,11 @@ def block_types(pages: Sequence[PageText]) -> list[Typed]:
     """Each page's blocks (some cut in parts) and their types (contract.BLOCK_TYPES), in
     reading order, for the pages of one document."""
     body = body_of(pages)
-    members = [[np.flatnonzero(p.line_block == b) for b in range(p.blocks)] for p in pages]
+    cut = [
+        with_folio_rows(p, [np.flatnonzero(p.line_block == b) for b in range(p.blocks)], body)
+        for p in pages
+    ]
+    members = [blocks for blocks, _ in cut]
     edges = [edge_blocks(p, m, body) for p, m in zip(pages, members, strict=True)]
 
     def words_of(p: int, b: int) -> str:
@@ -641,7 +723,9 @@ def block_types(pages: Sequence[PageText]) -> list[Typed]:
                 in_box(centres[lines], f).all() for f in page.figures
             )
             edge = b in edges[p].top or b in edges[p].bottom
-            if held >= IN_TABLE:
+            if b in cut[p][1]:  # a running head or foot with the page's number
+                parts.append((lines, cut[p][1][b]))
+            elif held >= IN_TABLE:
                 parts.append((lines, TABLE))
             elif pictured:
                 parts.append((lines, FIGURE))

@@ -102,6 +102,25 @@ def test_running_heads_and_feet_recur_hold_a_page_number_or_are_set_smaller():
     assert types([short, short])[0][0] != "header"
 
 
+def test_a_running_head_with_the_page_number_on_its_row_is_a_header_wherever_the_cut_put_it():
+    """A book page's top row, its number beside its title: a header, cut from the heading the
+    block cut joined it to, or gathered from the title's block and the text's (the number
+    first in it) on a photographed page whose rows tilt. The page's first row with no number
+    is no header."""
+    title = ("BOSTON COOKING-SCHOOL COOK BOOK", quad(150, 20, 380))
+    heading = ("Gravy", quad(250, 48, 120, 32))  # in large type
+    found = block_types([page_of([[("248", quad(50, 20, 40)), title, heading], body(90, 8)])])[0]
+    assert found.types == ["header", "heading", "paragraph"]
+    assert found.line_block[:3].tolist() == [0, 0, 1]
+    tilted = [[x, y + 0.08 * (x - 50)] for x, y in quad(50, 20, 380)]  # 30 px lower at its end
+    number = ("249", quad(480, 50, 40))  # on the title's row as it tilts, below its middle
+    found = block_types([page_of([[("POULTRY AND GAME", tilted)], [number, *body(90, 8)]])])[0]
+    assert found.types == ["header", "paragraph"]
+    assert found.line_block[:3].tolist() == [0, 0, 1]
+    found = block_types([page_of([[title, heading], body(90, 8)])])[0]
+    assert found.types[0] != "header"
+
+
 def test_a_block_in_a_table_is_the_tables():
     cells = [("Item", quad(60, 210, 80)), ("Price", quad(300, 210, 80))]
     page = page_of([body(100, rows=2), cells, body(400)], tables=[(40, 190, 500, 300)])
