@@ -453,8 +453,11 @@ def folio_row(page: PageText, body: Body, top: bool) -> NDArray[np.int64]:
         if top
         else ys[row].max() >= page.height * (1 - EDGE_SHARE)
     )
+    # read first (last): the texts are in reading order, each block's lines together
+    edge = np.arange(len(row)) if top else np.arange(len(page.texts) - len(row), len(page.texts))
     found = (
         1 < len(row) <= FOLIO_MOST_LINES
+        and np.array_equal(row, edge)
         and len(numbers) == 1
         and near
         and all(mostly_letters(page.texts[i]) for i in row if i != numbers[0])
