@@ -490,8 +490,8 @@ def with_folio_rows(
 ) -> tuple[list[NDArray[np.int64]], dict[int, str]]:
     """A page's blocks with its running head and foot rows that hold its number (folio_row)
     each a block of its own, first and last, and those blocks' types."""
-    head = folio_row(page, body, top=True)
-    foot = np.setdiff1d(folio_row(page, body, top=False), head)
+    # disjoint: each is read first or last, of at most FOLIO_MOST_LINES of a longer page's lines
+    head, foot = folio_row(page, body, top=True), folio_row(page, body, top=False)
     if not len(head) and not len(foot):
         return blocks, {}
     rest = [np.setdiff1d(b, np.concatenate([head, foot])) for b in blocks]
