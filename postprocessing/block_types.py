@@ -9,8 +9,9 @@ a section's name; a line in capitals, boxed without descenders, measured as the 
 text it would box as), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
 sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold,
-leaning or letter-spaced type on a page read by OCR), and a list after the sentence that leads
-to it. Then, in this order:
+leaning or letter-spaced type on a page read by OCR; a byline under it is never its), a block's
+last line centred over its text after a sentence's end (a subhead at a column's foot, its text
+in the next column), and a list after the sentence that leads to it. Then, in this order:
 
 1. **table**: most of its lines' centres lie in a table found on the page (tables=true);
    **figure**: a block of a few lines all in a figure found on the page (postprocessing.figures:
@@ -29,7 +30,9 @@ to it. Then, in this order:
    italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
    type (strokes clearly wider than the body's, leaning clearly further, or letters standing
    clearly further apart: postprocessing.strokes); never a byline nor a jump line ("Continued
-   from page 9"), whatever its face or size;
+   from page 9"), whatever its face or size; and a line of a few words alone in its block,
+   centred over or under the running text beside it after a sentence's end (a subhead at the
+   body's size between a column's paragraphs);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -70,6 +73,7 @@ EDGE_TALLEST = 1.1  # a running head is at most this many body heights tall
 # times as wide as it
 FOLIO_MOST_LINES, FOLIO_TEXT = 3, 4.0
 SMALLER = 0.9  # ... and set this much smaller than the body, or else holds a page number
+BYLINE_SMALLER = 0.8  # a byline under a headline is set at most this share of its size
 # a heading in a face of its own names something: this many letters, and no more digits than
 # letters (a bold price or an initial is none)
 LEAST_LETTERS = 2
@@ -91,6 +95,7 @@ INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
 # stands in from both edges by this many body line heights or more, its margins alike within
 # this share of the text's width
 CENTRED_MARGIN, CENTRED_SLACK = 1.0, 0.05
+NEAR = 2.0  # a heading in a block of its own stands at most this many line heights off its text
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
 BOLDER = 1.3  # bold type's strokes are at least this much wider than the body's ...
@@ -339,12 +344,29 @@ def figures(text: str) -> bool:
     return any(c.isdigit() for c in text) and not any(c.isalpha() for c in text)
 
 
+def bylines(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which of a block's lines are a byline under a headline: named so ("By Jane Doe") and
+    set smaller than the line above it (a heading's second line starting "by the" is not)."""
+    heights = line_heights(page.quads[lines])
+    return np.array(
+        [
+            k > 0
+            and heights[k] <= heights[k - 1] * BYLINE_SMALLER
+            and bool(NAMED_LINES.match(page.texts[i].strip()))
+            for k, i in enumerate(lines)
+        ],
+        np.bool_,
+    )
+
+
 def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tuple[int, int]]:
     """The (start, end) of each run of a block's lines that is a heading in a bold or italic face
-    set on text in other faces, the line after it not going on in lowercase, and, in italic
-    told by its lean (italic also sets a title or a stress within a sentence), opening the
-    block or following a sentence's end (none when the whole block is one: rule 4 types it)."""
-    faces = [styled(page, i, body) for i in lines]
+    set on text in other faces, the line after it not going on in lowercase (a byline may), and,
+    in italic told by its lean (italic also sets a title or a stress within a sentence), opening
+    the block or following a sentence's end (none when the whole block is one: rule 4 types it).
+    A byline under a headline is in no run, whatever its face."""
+    under = bylines(page, lines)
+    faces = ["" if by else styled(page, i, body) for i, by in zip(lines, under, strict=True)]
     runs, start = [], 0
     for end in range(1, len(lines) + 1):
         if end < len(lines) and faces[end] == faces[start]:
@@ -354,7 +376,7 @@ def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tu
         if (
             faces[start]
             and (start, end) != (0, len(lines))
-            and not after[:1].islower()
+            and (not after[:1].islower() or (end < len(lines) and under[end]))
             and (faces[start] != SLANTED or not start or before in SENTENCE_ENDS)
             and styled_heading(page, lines[start:end], body)
         ):
@@ -548,7 +570,7 @@ def heading_line(
     the text: INK_HEIGHT of it), no taller than the body's large type. `share`:
     each line's width as a share of the block's."""
     if k + 1 >= len(lines):
-        return False
+        return closing_head(page, lines, share, k, body)
     text, following = page.texts[lines[k]].strip(), page.texts[lines[k + 1]].strip()
     if k and page.texts[lines[k - 1]].rstrip()[-1:] not in SENTENCE_ENDS:
         return False
@@ -556,13 +578,7 @@ def heading_line(
         return False
     line, after = line_heights(page.quads[lines[k : k + 2]])
     return (
-        bool(text)
-        and (text[0].isupper() or text[0].isdigit())
-        and len(text.split()) <= LEAD_MOST_WORDS
-        and text[-1] not in CLAUSE_ENDS
-        and not list_marker(text)
-        and not CAPTION_LABEL.match(text)
-        and not NAMED_LINES.match(text)
+        head_words(text, CLAUSE_ENDS)
         and not one_row(page.quads[lines[k : k + 2]])
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING
@@ -574,13 +590,113 @@ def heading_line(
     )
 
 
+def head_words(text: str, ends: str) -> bool:
+    """Whether a line's words may be a heading set on text: a few, opening with a capital or a
+    figure, ending no clause (`ends`), and no list item, caption, byline or jump line."""
+    return (
+        bool(text)
+        and (text[0].isupper() or text[0].isdigit())
+        and len(text.split()) <= LEAD_MOST_WORDS
+        and text[-1] not in ends
+        and not list_marker(text)
+        and not CAPTION_LABEL.match(text)
+        and not NAMED_LINES.match(text)
+    )
+
+
+def closing_head(
+    page: PageText, lines: NDArray[np.int64], share: NDArray[np.float64], k: int, body: Body
+) -> bool:
+    """Whether a block's last line is a heading whose text goes on in the next column or on the
+    next page (a subhead at a column's foot): after a sentence's end, a few words alone on
+    their row, narrower than the block, centred over its lines of running text (a full stop may
+    end it: centred, it is no sentence's end), no lower than INK_HEIGHT of the body's text."""
+    text, others = page.texts[lines[k]].strip(), lines[:k]
+    return (
+        k > 0
+        and page.texts[lines[k - 1]].rstrip()[-1:] in SENTENCE_ENDS
+        and head_words(text, STYLED_CLAUSE_ENDS)
+        and not one_row(page.quads[lines[k - 1 : k + 1]])
+        and share[k] <= LEAD_NARROWER
+        and float(line_heights(page.quads[lines[k : k + 1]])[0]) >= body.height * INK_HEIGHT
+        and running_text(page, others, body)
+        and centred(page, lines, k, body)
+    )
+
+
+def running_text(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
+    """Whether lines are running text: two or more, most of them at the body's size."""
+    return len(lines) >= 2 and float(np.median(line_heights(page.quads[lines]))) < (
+        body.height * HEADING_RATIO
+    )
+
+
+def lone_head(
+    page: PageText, parts: Sequence[tuple[NDArray[np.int64], str]], k: int, body: Body
+) -> bool:
+    """Whether the `k`th of a page's parts (in reading order), a paragraph of one line, is a
+    heading set apart from its text: after a sentence's end (or a heading, a running head, or
+    nothing), a few words no lower than INK_HEIGHT of the body's text, centred over the running
+    text of the part before or after it (a full stop may end it), within NEAR line heights of
+    it, with nothing of that text's column on its row."""
+    lines, _ = parts[k]
+    if len(lines) != 1 or body.height <= 0:
+        return False
+    line = int(lines[0])
+    if k:
+        before, kind = parts[k - 1]
+        if (
+            kind not in (HEADING, HEADER)
+            and page.texts[before[-1]].rstrip()[-1:] not in SENTENCE_ENDS
+        ):
+            return False
+    return (
+        head_words(page.texts[line].strip(), STYLED_CLAUSE_ENDS)
+        and float(line_heights(page.quads[lines])[0]) >= body.height * INK_HEIGHT
+        and any(
+            set_over(page, line, parts[j][0], body) for j in (k - 1, k + 1) if 0 <= j < len(parts)
+        )
+    )
+
+
+def set_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> bool:
+    """Whether a line stands centred over or under running text, within NEAR body line heights
+    of it, with no other line of that text's column on its row."""
+    if not running_text(page, text, body):
+        return False
+    start, end = text_edges(page, text)
+    ys, own = page.quads[text, :, 1], page.quads[line, :, 1]
+    gap = max(float(ys.min() - own.max()), float(own.min() - ys.max()), 0.0)
+    middles = page.quads[:, :, 1].mean(axis=1)
+    xs = page.quads[:, :, 0]
+    height = float(line_heights(page.quads[line : line + 1])[0])
+    row = (
+        (np.abs(middles - middles[line]) <= ON_ROW * height)
+        & (xs.max(axis=1) > start)
+        & (xs.min(axis=1) < end)
+    )
+    row[line] = False
+    return gap <= NEAR * body.height and not row.any() and centred_over(page, line, text, body)
+
+
 def centred(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -> bool:
-    """Whether a block's `k`th line stands centred over its other lines: as far in from their
-    left edge as from their right (within CENTRED_SLACK of their width), by CENTRED_MARGIN line
-    heights or more (a paragraph's short last line starts at their left edge)."""
-    others = page.quads[np.delete(lines, k), :, 0]
-    start, end = float(others.min()), float(others.max())
-    own = page.quads[lines[k], :, 0]
+    """Whether a block's `k`th line stands centred over its other lines (centred_over)."""
+    return centred_over(page, lines[k], np.delete(lines, k), body)
+
+
+def text_edges(page: PageText, text: NDArray[np.int64]) -> tuple[float, float]:
+    """Where lines of text start and end across: their lines' median left and right edges (an
+    indent, a short last line or a line the detector ran across a gutter moves neither)."""
+    xs = page.quads[text, :, 0]
+    return float(np.median(xs.min(axis=1))), float(np.median(xs.max(axis=1)))
+
+
+def centred_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> bool:
+    """Whether a line stands centred over lines of text: as far in from their left edge as
+    from their right (within CENTRED_SLACK of their width), by CENTRED_MARGIN line heights or
+    more (a paragraph's short last line starts at their left edge)."""
+    start, end = text_edges(page, text)
+    own = page.quads[line, :, 0]
     left, right = float(own.min()) - start, end - float(own.max())
     return (
         min(left, right) >= body.height * CENTRED_MARGIN
@@ -651,8 +767,9 @@ def large_type(page: PageText, lines: NDArray[np.int64], body: Body) -> NDArray[
 def headline_lines(page: PageText, lines: NDArray[np.int64], body: Body) -> tuple[int, int]:
     """Where a headline lies in a block set over text at the body's size with no gap between
     (a byline, the text itself), under at most a few lines at the body's size (a kicker, a
-    section's name): a few lines in large type, then none ((0, 0): no such headline)."""
-    large = large_type(page, lines, body)
+    section's name): a few lines in large type, then none ((0, 0): no such headline). A byline
+    under it is never the headline's, whatever its size."""
+    large = large_type(page, lines, body) & ~bylines(page, lines)
     if body.height <= 0 or large.all() or not large.any():
         return 0, 0
     start = int(np.argmax(large))  # the first line in large type
@@ -739,6 +856,10 @@ def block_types(pages: Sequence[PageText]) -> list[Typed]:
                     (part, said or text_type(page, part, body))
                     for part, said in parts_of(page, lines, body)
                 ]
+        parts = [
+            (lines, HEADING if kind == PARAGRAPH and lone_head(page, parts, k, body) else kind)
+            for k, (lines, kind) in enumerate(parts)
+        ]
         line_block = np.zeros(len(page.texts), np.int32)
         for k, (lines, _) in enumerate(parts):
             line_block[lines] = k

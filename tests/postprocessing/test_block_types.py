@@ -383,6 +383,55 @@ def test_a_line_centred_over_its_text_is_a_heading_though_ocr_boxed_it_lower():
     assert types([page_of([body(20, rows=2), left])]) == [["paragraph", "paragraph"]]
 
 
+def test_a_byline_under_a_headline_is_never_the_headlines():
+    """A deck in large bold type with its byline (smaller, also bold) and the text under it,
+    with no gap between: the deck alone is the heading, found by its face or by its size. A
+    heading's second line that starts "by the" at the heading's size is still the heading's."""
+    deck = [
+        ("buying a used car doesn't", quad(50, 20, 560, 46)),
+        ("have to be a drag", quad(50, 70, 400, 48)),
+        ("by m.f. thompson", quad(50, 122, 340, 30)),  # large type too, smaller than the deck
+    ]
+    blocks = [deck + body(160), body(300, rows=8)]
+    strokes = np.array([4.3, 4.4, 2.9] + [2.0] * 12, np.float32)
+    for page in (page_of(blocks, strokes=strokes), page_of(blocks)):
+        (found,) = block_types([page])
+        assert found.types[:2] == ["heading", "paragraph"], found.types
+        assert found.line_block[:3].tolist() == [0, 0, 1]
+    section = [
+        ("§ 1.1 Positions and employees affected", quad(50, 20, 420)),
+        ("by the rules in this subchapter.", quad(80, 50, 330)),
+    ]
+    bold = np.array([3.0, 3.0] + [2.0] * 12, np.float32)
+    (found,) = block_types([page_of([section + body(80), body(220, rows=8)], strokes=bold)])
+    assert found.types[0] == "heading" and found.line_block[:3].tolist() == [0, 0, 1]
+
+
+def test_a_line_centred_under_a_sentences_end_is_a_heading_its_text_below_or_beyond():
+    """A few words centred over or under running text after a sentence's end, a full stop
+    ending them or not, are a heading: in a block of their own between paragraphs, and as
+    a block's last line (a subhead at a column's foot, its text in the next column). The same
+    words at the text's left edge, or after a sentence that goes on, are a paragraph's."""
+    before = [*body(20, rows=3), ("the sale ended.", quad(50, 110, 150))]
+    after = [
+        ("Dress, clean, and cut up a fowl. Put in a kettle,", quad(50, 190, 480)),
+        ("with boiling water, and cook slowly until tender.", quad(50, 220, 480)),
+    ]
+    centred = ("Dangers of Cholera Morbus.", quad(170, 150, 240))
+    assert types([page_of([before, [centred], after])]) == [["paragraph", "heading", "paragraph"]]
+    left = ("Dangers of Cholera Morbus.", quad(50, 150, 240))
+    assert types([page_of([before, [left], after])]) == [["paragraph"] * 3]
+    goes_on = [*before[:3], ("and then the sale", quad(50, 110, 150))]
+    assert types([page_of([goes_on, [centred], after])]) == [["paragraph"] * 3]
+    # at a block's foot, its text beyond the column: cut from the block
+    foot = ("RISING COSTS", quad(230, 140, 120))
+    (found,) = block_types([page_of([[*before, foot], body(300, rows=6)])])
+    assert found.types == ["paragraph", "heading", "paragraph"]
+    assert found.line_block[:5].tolist() == [0, 0, 0, 0, 1]
+    foot_left = ("RISING COSTS", quad(50, 140, 120))
+    assert types([page_of([[*before, foot_left], body(300, rows=6)])]) == [["paragraph"] * 2]
+
+
 def test_a_bold_row_label_with_figures_on_its_row_is_a_cell_not_a_heading():
     """A table's row label set apart from its values (further than a cell's reach) is a cell
     when figures stand on its row to its right; a heading with a bare number before it is
