@@ -9,7 +9,8 @@ a section's name; a line in capitals, boxed without descenders, measured as the 
 text it would box as), a heading line
 set on its text (a section's title in bold at the body's size, starting the block or after a
 sentence's end, or lines in a bold or italic face over the body's: a PDF's fonts, or bold,
-leaning or letter-spaced type on a page read by OCR; a byline under it is never its), a block's
+leaning, letter-spaced or capitals type on a page read by OCR; a byline under it is never its;
+a line centred over its text may end with a full stop), a block's
 last line centred over its text after a sentence's end (a subhead at a column's foot, its text
 in the next column), and a list after the sentence that leads to it. Then, in this order:
 
@@ -29,10 +30,11 @@ in the next column), and a list after the sentence that leads to it. Then, in th
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
    italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
    type (strokes clearly wider than the body's, leaning clearly further, or letters standing
-   clearly further apart: postprocessing.strokes); never a byline nor a jump line ("Continued
-   from page 9"), whatever its face or size; and a line of a few words alone in its block,
-   centred over or under the running text beside it after a sentence's end (a subhead at the
-   body's size between a column's paragraphs);
+   clearly further apart: postprocessing.strokes), or in capitals in a document seldom set in
+   them, no line in capitals under it (a caption's next line); never a byline nor a jump line
+   ("Continued from page 9"), whatever its face or size; and a line of a few words alone in its
+   block, centred over or under the running text beside it after a sentence's end (a subhead at
+   the body's size between a column's paragraphs);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -111,6 +113,13 @@ SPACED = "(letter-spaced)"  # its face
 # (across over up; roman type about 0) is set in italic
 ITALIC_LEAN = 0.2
 SLANTED = "(slanted)"  # its face
+# a line without a font set in capitals, in a document whose lines are at most this share of
+# its characters in capitals (a receipt or a form set all in capitals has no face of its own
+# there), is set in a face of its own ...
+RARE_CAPITALS = 0.1
+CAPS = "(capitals)"  # ... this one, unless it opens with a form's field name ("TO:", "RE:")
+FIELD = re.compile(r"^\w{1,12}\s*:")
+GOES_ON = 1.0  # a line in capitals this many of its heights or less over another goes on there
 # a line's face is told from its letters only when it has this many letters or more, and they
 # are this share of its characters or more
 MEASURED_LETTERS, LETTER_SHARE = 4, 0.6
@@ -189,6 +198,7 @@ class Body:
     stroke: float = 0.0  # its strokes' width, where the pages' lines were measured
     gap: float = 0.0  # how far apart its letters stand over its height, where measured
     slant: float = 0.0  # how far its upright strokes lean, where measured
+    capitals: float = 0.0  # the share of its characters in lines set in capitals
 
 
 def advances(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -233,6 +243,7 @@ def body_of(pages: Sequence[PageText]) -> Body:
             if font:
                 faces[font] += len(text)
     font = max(faces, key=faces.__getitem__, default="")
+    caps = np.array([capitals(t) for p in pages for t in p.texts], np.bool_)
     return Body(
         weighted_median(heights, weights),
         weighted_median(spacing, weights),
@@ -240,6 +251,7 @@ def body_of(pages: Sequence[PageText]) -> Body:
         stroke,
         gap,
         slant,
+        float(weights[caps].sum() / weights.sum()),
     )
 
 
@@ -248,7 +260,8 @@ def styled(page: PageText, line: int, body: Body) -> str:
     font is named, HEAVY when its strokes are clearly wider than the body's (bold type read
     by OCR), else SLANTED when it leans clearly further than the body's (italic type), else
     SPACED when it is set letter-spaced away from the page's top and bottom edges (where such a
-    line is a running head: a magazine's section name); else ""."""
+    line is a running head: a magazine's section name), else CAPS when it is set in capitals in
+    a document that seldom is (RARE_CAPITALS) and is no form's field; else ""."""
     font = page.fonts[line] if page.fonts else ""
     if font:
         return font if font != body.font and STYLED.search(font) else ""
@@ -258,7 +271,11 @@ def styled(page: PageText, line: int, body: Body) -> str:
         return HEAVY
     if italic(page, line, body):
         return SLANTED
-    return SPACED if letter_spaced(page, line, body) else ""
+    if letter_spaced(page, line, body):
+        return SPACED
+    text = page.texts[line].strip()
+    rare = body.capitals <= RARE_CAPITALS
+    return CAPS if rare and capitals(text) and not FIELD.match(text) else ""
 
 
 def mostly_letters(text: str) -> bool:
@@ -281,23 +298,30 @@ def italic(page: PageText, line: int, body: Body) -> bool:
 
 def letter_spaced(page: PageText, line: int, body: Body) -> bool:
     """Whether a line read by OCR is set letter-spaced: its letters stand SPACED_GAP of its
-    height and SPACED_TIMES the body's apart, it is mostly letters, and it is away from the
-    page's top and bottom edges."""
+    height and SPACED_TIMES the body's apart, and so its characters WIDER apart than the
+    body's (a justified line of a worn scan whose glyphs break apart has wide gaps between
+    their pieces, not fewer characters to its width), it is mostly letters, and it is away
+    from the page's top and bottom edges."""
     if len(page.gaps) <= line or page.gaps[line] < max(SPACED_GAP, SPACED_TIMES * body.gap):
+        return False
+    if float(advances(page, np.array([line]))[0]) < body.advance * WIDER:
         return False
     ys, edge = page.quads[line, :, 1], EDGE_SHARE * page.height
     return mostly_letters(page.texts[line]) and ys.min() > edge and ys.max() < page.height - edge
 
 
 def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
-    """Lines set in one bold, italic or letter-spaced face the body is not, naming something
-    (mostly letters: no price, no initial), a heading's length, no smaller than the body's text
-    (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT), not ending a clause nor opening a caption, a
-    byline, a jump line or a run-in head, none of them a cell of a row."""
+    """Lines set in one bold, italic, letter-spaced or capitals face the body is not, naming
+    something (mostly letters: no price, no initial), a heading's length, no smaller than the
+    body's text (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT, CAPITALS_BOX), not ending a clause
+    nor opening a caption, a byline, a jump line or a run-in head, none of them a cell of a row,
+    and in capitals only where no line in capitals stands under them."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
-    least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT}.get(next(iter(fonts), ""), LEAD_HEIGHT)
+    least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT, CAPS: CAPITALS_BOX}.get(
+        next(iter(fonts), ""), LEAD_HEIGHT
+    )
     return (
         len(fonts) == 1
         and "" not in fonts
@@ -310,6 +334,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and not RUN_IN.search(text)
         and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
+        and (CAPS not in fonts or not capitals_under(page, lines[-1]))
     )
 
 
@@ -362,9 +387,9 @@ def bylines(page: PageText, lines: NDArray[np.int64]) -> NDArray[np.bool_]:
 def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tuple[int, int]]:
     """The (start, end) of each run of a block's lines that is a heading in a bold or italic face
     set on text in other faces, the line after it not going on in lowercase (a byline may), and,
-    in italic told by its lean (italic also sets a title or a stress within a sentence), opening
-    the block or following a sentence's end (none when the whole block is one: rule 4 types it).
-    A byline under a headline is in no run, whatever its face."""
+    in italic told by its lean or in capitals (each also sets a title, a name or a stress within
+    a sentence), opening the block or following a sentence's end (none when the whole block is
+    one: rule 4 types it). A byline under a headline is in no run, whatever its face."""
     under = bylines(page, lines)
     faces = ["" if by else styled(page, i, body) for i, by in zip(lines, under, strict=True)]
     runs, start = [], 0
@@ -377,12 +402,30 @@ def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tu
             faces[start]
             and (start, end) != (0, len(lines))
             and (not after[:1].islower() or (end < len(lines) and under[end]))
-            and (faces[start] != SLANTED or not start or before in SENTENCE_ENDS)
+            and (faces[start] not in (SLANTED, CAPS) or not start or before in SENTENCE_ENDS)
             and styled_heading(page, lines[start:end], body)
         ):
             runs.append((start, end))
         start = end
     return runs
+
+
+def capitals_under(page: PageText, line: int) -> bool:
+    """Whether the nearest line under a line, in its column, is set in capitals within GOES_ON
+    of its height (a caption or a label set in capitals goes on there; a heading's text does not,
+    and a letter's mailing notation in capitals stands further off its title)."""
+    xs, ys = page.quads[:, :, 0], page.quads[:, :, 1]
+    left, right = xs[line].min(), xs[line].max()
+    middles = ys.mean(axis=1)
+    under = np.flatnonzero(
+        (middles > middles[line]) & (xs.min(axis=1) < right) & (xs.max(axis=1) > left)
+    )
+    if not len(under):
+        return False
+    nearest = under[np.argmin(middles[under])]
+    height = float(line_heights(page.quads[line : line + 1])[0])
+    gap = float(ys[nearest].min() - ys[line].max())
+    return gap <= GOES_ON * height and capitals(page.texts[nearest])
 
 
 def edge_text(text: str) -> str:
@@ -565,9 +608,10 @@ def heading_line(
 ) -> bool:
     """Whether a block's `k`th line is a heading set on its text (a section's title in bold at
     the body's size): it starts the block or follows a sentence's end; a few words alone on
-    their row, no sentence or clause ending them nor going on in the next line, narrower than
-    the block, over a line of running text at the body's size, no lower than it (centred over
-    the text: INK_HEIGHT of it), no taller than the body's large type. `share`:
+    their row, no sentence or clause ending them (a full stop may, where they stand centred
+    over the text) nor going on in the next line, narrower than the block, over a line of
+    running text at the body's size, no lower than it (centred over the text: INK_HEIGHT of
+    it), no taller than the body's large type. `share`:
     each line's width as a share of the block's."""
     if k + 1 >= len(lines):
         return closing_head(page, lines, share, k, body)
@@ -577,16 +621,14 @@ def heading_line(
     if following[:1].islower():  # the line's sentence goes on
         return False
     line, after = line_heights(page.quads[lines[k : k + 2]])
+    over = centred(page, lines, k, body)
     return (
-        head_words(text, CLAUSE_ENDS)
+        head_words(text, STYLED_CLAUSE_ENDS if over else CLAUSE_ENDS)
         and not one_row(page.quads[lines[k : k + 2]])
         and share[k] <= LEAD_NARROWER
         and share[k + 1] >= LEAD_RUNNING
         and after < body.height * HEADING_RATIO
-        and (
-            line >= after * LEAD_HEIGHT
-            or (line >= after * INK_HEIGHT and centred(page, lines, k, body))
-        )
+        and (line >= after * LEAD_HEIGHT or (line >= after * INK_HEIGHT and over))
     )
 
 

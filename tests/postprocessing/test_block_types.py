@@ -274,21 +274,24 @@ def test_lines_read_by_ocr_with_bold_strokes_at_the_body_size_are_headings():
 
 def test_letter_spaced_lines_read_by_ocr_are_headings_away_from_the_pages_edges():
     """A line whose letters stand several times further apart than the body's (a book's
-    "CHAPITRE II.", a newspaper's subhead) is a heading, its box a little lower than the
+    "Chapitre II.", a newspaper's subhead) is a heading, its box a little lower than the
     body's; the same at the page's top edge is a running head (a magazine's section name), a
-    line of dot leaders is none, nor one in small capitals (a caption's), and on a page whose
-    text all stands apart alike (a scene's signs) nothing is."""
+    line of dot leaders is none, nor one in small capitals (a caption's), nor a justified
+    line of a worn scan whose glyphs broke apart (wide gaps, its characters no further apart
+    than the body's), and on a page whose text all stands apart alike (a scene's signs)
+    nothing is."""
+    worn = ("Body text set wide that runs to the edge", quad(50, 530, 480))
     blocks = [
         [("dateline", quad(300, 20, 160))],  # letter-spaced, at the top edge
         body(150, rows=3),
-        [("CHAPITRE II.", quad(200, 300, 260, 0.85 * BODY))],  # letter-spaced, mid-page
+        [("Chapitre II.", quad(200, 300, 260, 0.85 * BODY))],  # letter-spaced, mid-page
         body(340, rows=3),
         [("Aged 21 to 64 . . . . . .", quad(50, 460, 300))],  # dot leaders
-        body(500, rows=3),
+        [*body(500, rows=1), worn, *body(560, rows=1)],
         [("ARE MOSTLY", quad(50, 620, 160, 0.75 * BODY))],  # small capitals
         body(660, rows=3),
     ]
-    spaced = {"dateline", "CHAPITRE II.", "Aged 21 to 64 . . . . . .", "ARE MOSTLY"}
+    spaced = {"dateline", "Chapitre II.", "Aged 21 to 64 . . . . . .", "ARE MOSTLY", worn[0]}
     texts = [t for b in blocks for t, _ in b]
     gaps = np.array([0.4 if t in spaced else 0.05 for t in texts], np.float32)
     strokes = np.full(len(texts), 2.0, np.float32)
@@ -405,6 +408,50 @@ def test_a_byline_under_a_headline_is_never_the_headlines():
     bold = np.array([3.0, 3.0] + [2.0] * 12, np.float32)
     (found,) = block_types([page_of([section + body(80), body(220, rows=8)], strokes=bold)])
     assert found.types[0] == "heading" and found.line_block[:3].tolist() == [0, 0, 1]
+
+
+def test_a_line_centred_over_its_text_in_its_block_may_end_with_a_full_stop():
+    """A subhead at the body's size centred over the paragraph it sits on, no gap between, is
+    cut from it as a heading though a full stop ends it (an old newspaper's "THE FINAL
+    CAMPAIGN."); the same words at the text's left edge end a sentence of the paragraph."""
+    before = [*body(20, rows=3), ("the sale ended.", quad(50, 110, 150))]
+
+    def block(head: tuple[str, list[list[float]]]) -> list[tuple[str, list[list[float]]]]:
+        return [head, *body(180, rows=4)]
+
+    centred = ("The Final Campaign.", quad(190, 150, 200))
+    (found,) = block_types([page_of([before, block(centred)])])
+    assert found.types == ["paragraph", "heading", "paragraph"], found.types
+    left = ("The Final Campaign.", quad(50, 150, 200))
+    assert types([page_of([before, block(left)])]) == [["paragraph"] * 2]
+
+
+def test_a_line_in_capitals_at_the_bodys_size_is_a_heading_where_capitals_are_rare():
+    """In a document whose lines are seldom set in capitals, a line in capitals at the body's
+    size opening a block or after a sentence's end is a heading (a memo's title, a letter's
+    "WARNING LETTER"); a form's field ("TO: ...") is not, nor a caption set in capitals line
+    after line, nor anything where most lines are capitals (a receipt)."""
+    caption = [
+        *body(240, rows=2),
+        ("in a stone building.", quad(50, 300, 200)),
+        ("THE ROOFS OF", quad(50, 330, 140, 0.9 * BODY)),  # a caption's, taken into the text
+        ("You hear a lot about it in the old town", quad(50, 390, 480)),
+    ]
+    letter = [
+        [("WARNING LETTER", quad(50, 20, 160))],
+        body(60),
+        [("TO: JANE DOE, DIRECTOR", quad(50, 200, 220))],
+        caption,
+        [("DUBROVNIK,", quad(50, 360, 110, 0.9 * BODY))],  # the caption goes on
+        body(450, rows=12),
+    ]
+    strokes = np.full(sum(map(len, letter)), 2.0, np.float32)  # all in one face
+    (found,) = block_types([page_of(letter, strokes=strokes)])
+    assert found.types == ["heading"] + ["paragraph"] * 5, found.types
+    total = [[("TOTAL DUE", quad(50, 850, 100))], [("12.50", quad(50, 880, 50))]]
+    receipt = [[(text.upper(), q) for text, q in block] for block in letter] + total
+    strokes = np.full(sum(map(len, receipt)), 2.0, np.float32)
+    assert "heading" not in types([page_of(receipt, strokes=strokes)])[0]
 
 
 def test_a_line_centred_under_a_sentences_end_is_a_heading_its_text_below_or_beyond():
