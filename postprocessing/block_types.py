@@ -97,6 +97,9 @@ INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
 # stands in from both edges by this many body line heights or more, its margins alike within
 # this share of the text's width
 CENTRED_MARGIN, CENTRED_SLACK = 1.0, 0.05
+# a line in capitals, as wide as a long line of text, is centred over it in from both edges by
+# this many line heights or more (a narrow column's subhead; a label starts at its edge)
+CAPITALS_MARGIN = 0.5
 NEAR = 2.0  # a heading in a block of its own stands at most this many line heights off its text
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
@@ -389,7 +392,9 @@ def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tu
     set on text in other faces, the line after it not going on in lowercase (a byline may), and,
     in italic told by its lean or in capitals (each also sets a title, a name or a stress within
     a sentence), opening the block or following a sentence's end (none when the whole block is
-    one: rule 4 types it). A byline under a headline is in no run, whatever its face."""
+    one: rule 4 types it), and in capitals centred over the block's text (at its edge such a
+    line is a label: a recipe's ingredient group over its list). A byline under a headline is
+    in no run, whatever its face."""
     under = bylines(page, lines)
     faces = ["" if by else styled(page, i, body) for i, by in zip(lines, under, strict=True)]
     runs, start = [], 0
@@ -403,6 +408,7 @@ def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tu
             and (start, end) != (0, len(lines))
             and (not after[:1].islower() or (end < len(lines) and under[end]))
             and (faces[start] not in (SLANTED, CAPS) or not start or before in SENTENCE_ENDS)
+            and (faces[start] != CAPS or centred_run(page, lines, start, end, body))
             and styled_heading(page, lines[start:end], body)
         ):
             runs.append((start, end))
@@ -721,6 +727,15 @@ def set_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> 
     return gap <= NEAR * body.height and not row.any() and centred_over(page, line, text, body)
 
 
+def centred_run(page: PageText, lines: NDArray[np.int64], start: int, end: int, body: Body) -> bool:
+    """Whether each of a block's lines `start` to `end` (in capitals) stands centred over its
+    other lines, in from their edges by CAPITALS_MARGIN line heights or more."""
+    rest = np.delete(lines, np.arange(start, end))
+    return bool(len(rest)) and all(
+        centred_over(page, i, rest, body, CAPITALS_MARGIN) for i in lines[start:end]
+    )
+
+
 def centred(page: PageText, lines: NDArray[np.int64], k: int, body: Body) -> bool:
     """Whether a block's `k`th line stands centred over its other lines (centred_over)."""
     return centred_over(page, lines[k], np.delete(lines, k), body)
@@ -733,15 +748,21 @@ def text_edges(page: PageText, text: NDArray[np.int64]) -> tuple[float, float]:
     return float(np.median(xs.min(axis=1))), float(np.median(xs.max(axis=1)))
 
 
-def centred_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> bool:
+def centred_over(
+    page: PageText,
+    line: int,
+    text: NDArray[np.int64],
+    body: Body,
+    margin: float = CENTRED_MARGIN,
+) -> bool:
     """Whether a line stands centred over lines of text: as far in from their left edge as
-    from their right (within CENTRED_SLACK of their width), by CENTRED_MARGIN line heights or
-    more (a paragraph's short last line starts at their left edge)."""
+    from their right (within CENTRED_SLACK of their width), by `margin` line heights or more (a
+    paragraph's short last line starts at their left edge)."""
     start, end = text_edges(page, text)
     own = page.quads[line, :, 0]
     left, right = float(own.min()) - start, end - float(own.max())
     return (
-        min(left, right) >= body.height * CENTRED_MARGIN
+        min(left, right) >= body.height * margin
         and abs(left - right) <= (end - start) * CENTRED_SLACK
     )
 

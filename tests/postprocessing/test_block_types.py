@@ -428,30 +428,43 @@ def test_a_line_centred_over_its_text_in_its_block_may_end_with_a_full_stop():
 
 def test_a_line_in_capitals_at_the_bodys_size_is_a_heading_where_capitals_are_rare():
     """In a document whose lines are seldom set in capitals, a line in capitals at the body's
-    size opening a block or after a sentence's end is a heading (a memo's title, a letter's
-    "WARNING LETTER"); a form's field ("TO: ...") is not, nor a caption set in capitals line
-    after line, nor anything where most lines are capitals (a receipt)."""
-    caption = [
+    size is a heading: in a block of its own (a letter's "WARNING LETTER"), or centred over its
+    block's text after a sentence's end (an old newspaper's subhead, in from the column's edges
+    by less than a line height). A form's field ("TO: ...") is not, nor a label at its block's
+    edge (a recipe's ingredient group over its list), nor a caption's line with the caption's
+    next line in capitals right under it, nor anything where capitals are common (a receipt)."""
+    statue = [
         *body(240, rows=2),
-        ("in a stone building.", quad(50, 300, 200)),
-        ("THE ROOFS OF", quad(50, 330, 140, 0.9 * BODY)),  # a caption's, taken into the text
-        ("You hear a lot about it in the old town", quad(50, 390, 480)),
+        ("the statue stood.", quad(50, 300, 200)),
+        ("STATUE OF WASHINGTON.", quad(65, 330, 450)),  # centred, 0.75 line heights in
+        ("Some distance in front of the main en-", quad(50, 360, 480)),
+        ("trance stands the statue of the man.", quad(50, 390, 480)),
     ]
+    label = [("KRUCHE CIASTO", quad(50, 440, 140))]
+    label += [(t, quad(50, 470 + 30 * k, 120)) for k, t in enumerate(["7 mushrooms", "4 onions"])]
     letter = [
         [("WARNING LETTER", quad(50, 20, 160))],
         body(60),
         [("TO: JANE DOE, DIRECTOR", quad(50, 200, 220))],
-        caption,
-        [("DUBROVNIK,", quad(50, 360, 110, 0.9 * BODY))],  # the caption goes on
-        body(450, rows=12),
+        statue,
+        label,
+        [("THE ROOFS OF", quad(50, 580, 140, 0.9 * BODY))],  # a caption's first line ...
+        [("DUBROVNIK,", quad(50, 606, 110, 0.9 * BODY))],  # ... and its next, right under it
+        body(650, rows=10),
     ]
-    strokes = np.full(sum(map(len, letter)), 2.0, np.float32)  # all in one face
-    (found,) = block_types([page_of(letter, strokes=strokes)])
-    assert found.types == ["heading"] + ["paragraph"] * 5, found.types
-    total = [[("TOTAL DUE", quad(50, 850, 100))], [("12.50", quad(50, 880, 50))]]
-    receipt = [[(text.upper(), q) for text, q in block] for block in letter] + total
-    strokes = np.full(sum(map(len, receipt)), 2.0, np.float32)
-    assert "heading" not in types([page_of(receipt, strokes=strokes)])[0]
+    text = [body(20, rows=24)]  # a second page of running text
+
+    def typed(blocks, height: float = 1000):
+        strokes = np.full(sum(map(len, blocks)), 2.0, np.float32)  # all in one face
+        pages = [page_of(blocks, height, strokes=strokes), page_of(text, strokes=np.full(24, 2.0))]
+        return block_types(pages)[0]
+
+    found = typed(letter)
+    heads = ["heading", "paragraph", "paragraph", "paragraph", "heading"]
+    assert found.types == heads + ["paragraph"] * 5, found.types
+    total = [[("TOTAL DUE", quad(50, 1010, 100))], [("12.50", quad(50, 1040, 50))]]
+    receipt = [[(t.upper(), q) for t, q in block] for block in letter] + total
+    assert "heading" not in typed(receipt, 1200).types
 
 
 def test_a_line_centred_under_a_sentences_end_is_a_heading_its_text_below_or_beyond():
