@@ -30,11 +30,11 @@ in the next column), and a list after the sentence that leads to it. Then, in th
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
    italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
    type (strokes clearly wider than the body's, leaning clearly further, or letters standing
-   clearly further apart: postprocessing.strokes), or in capitals in a document seldom set in
-   them, no line in capitals under it (a caption's next line); never a byline nor a jump line
-   ("Continued from page 9"), whatever its face or size; and a line of a few words alone in its
-   block, centred over or under the running text beside it after a sentence's end (a subhead at
-   the body's size between a column's paragraphs);
+   clearly further apart: postprocessing.strokes), or one line in capitals in a document
+   seldom set in them, no line in capitals under it (a caption's next line); never a byline
+   nor a jump line ("Continued from page 9"), whatever its face or size; and a line of a few
+   words alone in its block, centred over or under the running text beside it after a
+   sentence's end (a subhead at the body's size between a column's paragraphs);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -318,7 +318,8 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
     something (mostly letters: no price, no initial), a heading's length, no smaller than the
     body's text (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT, CAPITALS_BOX), not ending a clause
     nor opening a caption, a byline, a jump line or a run-in head, none of them a cell of a row,
-    and in capitals only where no line in capitals stands under them."""
+    and in capitals only one line, no line in capitals standing under it (lines in capitals
+    at the body's size line after line are an address, a caption or a label)."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     letters = sum(c.isalpha() for c in text)
@@ -337,7 +338,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and not RUN_IN.search(text)
         and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
-        and (CAPS not in fonts or not capitals_under(page, lines[-1]))
+        and (CAPS not in fonts or (len(lines) == 1 and not capitals_under(page, lines[-1])))
     )
 
 

@@ -432,7 +432,8 @@ def test_a_line_in_capitals_at_the_bodys_size_is_a_heading_where_capitals_are_ra
     block's text after a sentence's end (an old newspaper's subhead, in from the column's edges
     by less than a line height). A form's field ("TO: ...") is not, nor a label at its block's
     edge (a recipe's ingredient group over its list), nor a caption's line with the caption's
-    next line in capitals right under it, nor anything where capitals are common (a receipt)."""
+    next line in capitals right under it, nor lines in capitals line after line (an address),
+    nor anything where capitals are common (a receipt)."""
     statue = [
         *body(240, rows=2),
         ("the statue stood.", quad(50, 300, 200)),
@@ -452,19 +453,24 @@ def test_a_line_in_capitals_at_the_bodys_size_is_a_heading_where_capitals_are_ra
         [("DUBROVNIK,", quad(50, 606, 110, 0.9 * BODY))],  # ... and its next, right under it
         body(650, rows=10),
     ]
-    text = [body(20, rows=24)]  # a second page of running text
+    address = [
+        (line, quad(50, 20 + 30 * k, 300))
+        for k, line in enumerate(["MR. TERRY MCGILL", "ENBRIDGE ENERGY PARTNERS", "HOUSTON TEXAS"])
+    ]
+    text = [address, body(140, rows=28)]  # a second page: an address in capitals, then text
 
     def typed(blocks, height: float = 1000):
         strokes = np.full(sum(map(len, blocks)), 2.0, np.float32)  # all in one face
-        pages = [page_of(blocks, height, strokes=strokes), page_of(text, strokes=np.full(24, 2.0))]
-        return block_types(pages)[0]
+        pages = [page_of(blocks, height, strokes=strokes), page_of(text, strokes=np.full(31, 2.0))]
+        return block_types(pages)
 
-    found = typed(letter)
+    found, other = typed(letter)
     heads = ["heading", "paragraph", "paragraph", "paragraph", "heading"]
     assert found.types == heads + ["paragraph"] * 5, found.types
+    assert other.types == ["paragraph"] * 2, other.types
     total = [[("TOTAL DUE", quad(50, 1010, 100))], [("12.50", quad(50, 1040, 50))]]
     receipt = [[(t.upper(), q) for t, q in block] for block in letter] + total
-    assert "heading" not in typed(receipt, 1200).types
+    assert "heading" not in typed(receipt, 1200)[0].types
 
 
 def test_a_line_centred_under_a_sentences_end_is_a_heading_its_text_below_or_beyond():
