@@ -417,16 +417,22 @@ def styled_runs(page: PageText, lines: NDArray[np.int64], body: Body) -> list[tu
     return runs
 
 
+def in_column(page: PageText, line: int) -> NDArray[np.bool_]:
+    """Which of a page's lines overlap a line across: the lines of its column."""
+    xs = page.quads[:, :, 0]
+    overlap: NDArray[np.bool_] = (xs.min(axis=1) < xs[line].max()) & (
+        xs.max(axis=1) > xs[line].min()
+    )
+    return overlap
+
+
 def capitals_under(page: PageText, line: int) -> bool:
     """Whether the nearest line under a line, in its column, is set in capitals within GOES_ON
     of its height (a caption or a label set in capitals goes on there; a heading's text does not,
     and a letter's mailing notation in capitals stands further off its title)."""
-    xs, ys = page.quads[:, :, 0], page.quads[:, :, 1]
-    left, right = xs[line].min(), xs[line].max()
+    ys = page.quads[:, :, 1]
     middles = ys.mean(axis=1)
-    under = np.flatnonzero(
-        (middles > middles[line]) & (xs.min(axis=1) < right) & (xs.max(axis=1) > left)
-    )
+    under = np.flatnonzero((middles > middles[line]) & in_column(page, line))
     if not len(under):
         return False
     nearest = under[np.argmin(middles[under])]
@@ -544,13 +550,8 @@ def over_text(page: PageText, line: int, row: NDArray[np.int64]) -> bool:
     """Whether the nearest line in `line`'s column off its row is text, at least FOLIO_TEXT
     times as wide as it (or there is none)."""
     xs = page.quads[:, :, 0]
-    left, right = float(xs[line].min()), float(xs[line].max())
-    column = [
-        i
-        for i in range(len(page.texts))
-        if i not in row and xs[i].min() < right and xs[i].max() > left
-    ]
-    if not column:
+    column = np.flatnonzero(in_column(page, line) & ~np.isin(np.arange(len(xs)), row))
+    if not len(column):
         return True
     middles = page.quads[:, :, 1].mean(axis=1)
     nearest = min(column, key=lambda i: abs(middles[i] - middles[line]))
