@@ -67,6 +67,15 @@ def real_images(folders: Sequence[Path]) -> list[tuple[str, bytes]]:
     ]
 
 
+def warm_up(read: ReadOne, images: Sequence[bytes]) -> None:
+    """Every image once, untimed. OpenVINO compiles kernels for each input shape it has not
+    seen (RapidOCR keeps them; the served recognizer keeps its widths'), so a reader's first
+    pass over the images is slower than the next ones: every row is timed after one, A' and
+    the served rows alike (docs/benchmarks.md, "Warm rows")."""
+    for data in images:
+        read(data)
+
+
 def run_row(
     row: Row, read: Callable[[], ReadOne], images: Sequence, count: int | None = None
 ) -> None:

@@ -15,6 +15,8 @@ Rows (same images, interleaved rounds so drift hits all rows alike):
   then `ensemble_model` and `ocr` over HTTP and gRPC at several concurrencies;
   then the REST gateway's cost (gateway.py): `ocr` over gRPC against the same requests through
   `triton-ocr gateway`, at concurrency 4 (`--only gateway`: that section alone).
+Every reader reads all the images once, untimed, before its timed rounds (workload.warm_up): a
+first pass compiles OpenVINO's kernels for each new page size, in RapidOCR and the server alike.
 Prints images/s, p50/p95 latency, ratios to A, A' and B and the share of the machine's CPU other
 processes took during each row, under the CPU's name and flags; writes JSON and a PNG chart.
 """

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.tools.workload import Row, run_row
+from triton_ocr.tools.workload import Row, run_row, warm_up
 
 from .readers import served_reader
 
@@ -43,7 +43,7 @@ def measure_packs(
             opts = ServerOptions(repository, "127.0.0.1", http, grpc, metrics, pack=pack)
             stack.enter_context(running_server(opts, log_file=out_dir / f"{pack}.log"))
             urls[pack] = f"127.0.0.1:{grpc}"
-            served_reader(urls[pack], "grpc", contract.OCR_MODEL)(images[0])  # warm up
+            warm_up(served_reader(urls[pack], "grpc", contract.OCR_MODEL), images)
 
         def reader(pack: str):
             return lambda: served_reader(urls[pack], "grpc", contract.OCR_MODEL)

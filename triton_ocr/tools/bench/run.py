@@ -17,7 +17,14 @@ from triton_ocr import contract
 from triton_ocr.config.repository import Repository
 from triton_ocr.serving.layout import available_cores, describe, openvino_pays
 from triton_ocr.tools.reference import engines_of, reference_for
-from triton_ocr.tools.workload import ReadOne, Row, paired_seconds, real_images, run_row
+from triton_ocr.tools.workload import (
+    ReadOne,
+    Row,
+    paired_seconds,
+    real_images,
+    run_row,
+    warm_up,
+)
 
 from .gateway import (
     cpu_seconds,
@@ -189,7 +196,7 @@ def run_stages_only(options: BenchOptions) -> dict:
     with running_server(opts, log_file=options.out_dir / "tritonserver.log"):
         for row in served:
             reader = served_reader(f"127.0.0.1:{grpc}", "grpc", row.name.split()[0])
-            reader(images[0])
+            warm_up(reader, images)
             for _ in range(options.rounds):
                 # cast: mypy cannot type a lambda with a default against Callable[[], ReadOne]
                 run_row(row, cast(Callable[[], ReadOne], lambda r=reader: r), images)
@@ -338,9 +345,14 @@ def run_benchmark(options: BenchOptions) -> dict:
             model, protocol = row.name.split()
             readers.setdefault(row.name, partial(served_reader, urls[protocol], protocol, model))
         rows = [a, *([a_openvino] if a_openvino else []), b, c, *served]
-        for row in rows:  # warm up every path once (sessions, connections, server caches)
+        # every path warmed up (sessions, connections); each model of the server, and row C's
+        # calls, on every image (the server's compiled shapes), as the workers warm themselves
+        warmed: set[str] = set()
+        for row in rows:
             if row.name not in workers:
-                readers[row.name]()(images[0])
+                path = row.name.split()[0]
+                warm_up(readers[row.name](), images if path not in warmed else images[:1])
+                warmed.add(path)
         on_read = {key(row): Row(row.name, row.concurrency) for row in rows}
         for round_index in range(options.rounds):
             for row in rows:

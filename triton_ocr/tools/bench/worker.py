@@ -10,8 +10,9 @@ pipe:
 
     python -m triton_ocr.tools.bench.worker ROW PACK REPOSITORY FLOOR_THREADS IMAGE...
 
-It loads the engine, reads the images into memory, reads the first image once (model loading
-and warm-up stay out of the timed rounds) and prints `{"ready": load seconds}`. Then each line
+It loads the engine, reads the images into memory, reads every image once (model loading and
+the first pass, which compiles each input shape, stay out of the timed rounds: workload.warm_up)
+and prints `{"ready": seconds}`. Then each line
 `round` on stdin reads every image once, one after the other, and prints
 `{"latencies": [...], "wall": seconds, "lines": [...]}` (per image, in order: seconds, and the
 lines the reader answered with); end of input ends it. A ROW ending in `+stages` (B or
@@ -100,7 +101,8 @@ def main(argv: list[str]) -> int:
         watch = Stopwatch()
     read = engine(row, pack, Path(repository), int(floor_threads), watch)
     images = [Path(p).read_bytes() for p in paths]
-    read(images[0])
+    for data in images:  # as workload.warm_up, which this lean process does not import
+        read(data)
     if watch is not None:
         if row in REFERENCE_ENGINES:
             from .stages import time_rapidocr
