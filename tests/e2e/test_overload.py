@@ -16,10 +16,13 @@ request at once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 import tritonclient.grpc as grpcclient
@@ -44,12 +47,27 @@ from triton_ocr.serving.server import running_server
 from triton_ocr.tools.samples import render
 
 PAGE = render(ENGLISH_LINES, size=(900, 500)).png
-BUSY_PAGES = 12  # one request of these keeps the one instance busy for seconds on 2 cores
+# a page of five times PAGE's lines: a few of them keep the one instance busy
+BUSY_PAGE = render(
+    tuple(
+        dataclasses.replace(line, xy=(line.xy[0], line.xy[1] + 450 * block))
+        for block in range(5)
+        for line in ENGLISH_LINES
+    ),
+    size=(900, 2300),
+).png
+BUSY_S = 6.0  # how long the busy request keeps the instance, on this machine's CPU
+PAST_1_S_PAGES = 12  # PAGEs: 2 s of work on the fastest CPU these tests ran on
 OVERLOADED = {"503", "StatusCode.UNAVAILABLE"}
 
 
+@dataclass(frozen=True)
+class SmallQueue(Endpoints):
+    busy_pages: int  # BUSY_PAGEs in one request that keep the one instance busy for BUSY_S
+
+
 @pytest.fixture(scope="module")
-def small_queue(repository, tmp_path_factory) -> Endpoints:
+def small_queue(repository, tmp_path_factory) -> SmallQueue:
     folder = tmp_path_factory.mktemp("overload")
     copy = Repository(repository).copy_to(folder / "repository")
     ocr = copy.config(contract.OCR_MODEL)
@@ -63,15 +81,22 @@ def small_queue(repository, tmp_path_factory) -> Endpoints:
     # cores=0: the counts set above, not the layout for this machine's cores
     opts = ServerOptions(copy.path, "127.0.0.1", http, grpc, metrics, cores=0)
     log = folder / "server.log"
+    # each BUSY_PAGE timed here (the CPUs differ 3x between machines), within the request's cap
+    cap = int(ocr.parameters["max_images_per_request"].string_value)
     with running_server(opts, log_file=log):
-        yield Endpoints(f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", f"127.0.0.1:{metrics}", log)
+        url = f"127.0.0.1:{grpc}"
+        raw_call(grpcclient, url, 1, BUSY_PAGE)
+        start = time.monotonic()
+        raw_call(grpcclient, url, 1, BUSY_PAGE)
+        pages = min(cap, max(2, math.ceil(BUSY_S / (time.monotonic() - start))))
+        yield SmallQueue(f"127.0.0.1:{http}", url, f"127.0.0.1:{metrics}", log, pages)
 
 
-def raw_call(module, url: str, pages: int, **options):
-    """One `ocr` request of `pages` copies of PAGE, straight through tritonclient (no retries):
-    its Documents, or the exception it ended with."""
+def raw_call(module, url: str, pages: int, page: bytes = PAGE, **options):
+    """One `ocr` request of `pages` copies of `page`, straight through tritonclient (no
+    retries): its Documents, or the exception it ended with."""
     client = module.InferenceServerClient(url)
-    request = ocr_request(module, [PAGE] * pages)
+    request = ocr_request(module, [page] * pages)
     try:
         result = client.infer(request.model, request.inputs, outputs=request.outputs, **options)
         return ocr_documents(result, [None] * pages)
@@ -116,9 +141,9 @@ def settled(read: Callable[[], float]) -> float:
     return value
 
 
-def busy(server: Endpoints) -> tuple[threading.Thread, list]:
+def busy(server: SmallQueue) -> tuple[threading.Thread, list]:
     """A long request on the one instance, given time to start."""
-    thread, out = in_background(raw_call, grpcclient, server.grpc, BUSY_PAGES)
+    thread, out = in_background(raw_call, grpcclient, server.grpc, server.busy_pages, BUSY_PAGE)
     time.sleep(1.0)
     return thread, out
 
@@ -140,7 +165,9 @@ def test_beyond_the_queue_a_request_is_refused_at_once(small_queue, protocol):
     assert elapsed < 0.5  # at once, not after the others
     running.join()
     waiting.join()
-    assert [len(d) for d in first[0]] == [1] * BUSY_PAGES  # the accepted ones are answered
+    assert [len(d) for d in first[0]] == [
+        1
+    ] * small_queue.busy_pages  # the accepted ones are answered
     (accepted,) = second[0]
     assert [line.text for line in accepted.lines] == [line.text for line in alone.lines]
 
@@ -185,7 +212,7 @@ def test_a_client_past_its_deadline_costs_the_server_no_work(small_queue, protoc
     assert ocr_metric(small_queue, "nv_inference_exec_count") == executed + 1  # the busy one only
 
 
-def full_queue(server: Endpoints) -> list[tuple[threading.Thread, list]]:
+def full_queue(server: SmallQueue) -> list[tuple[threading.Thread, list]]:
     """The one instance busy and the one place in the queue taken."""
     running = busy(server)
     waiting = in_background(raw_call, grpcclient, server.grpc, 1)
@@ -259,7 +286,7 @@ def test_the_gateway_refuses_beyond_its_own_bound_and_one_callers_share(small_qu
     caller then finds the gateway full, a 503. Each refusal comes after the delay, unread."""
     arguments = ("--max-in-flight", "2", "--max-per-client", "1", "--refusal-delay", DELAY_S)
     with running_gateway(small_queue.grpc, *arguments) as gateway:
-        body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
+        body, kind = multipart(*[(f"{k}.png", BUSY_PAGE) for k in range(small_queue.busy_pages)])
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
         status, headers, answer, elapsed = timed_call(f"{gateway}/v1/ocr", PAGE)
@@ -366,7 +393,7 @@ def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
         late = raw_call(grpcclient, small_queue.grpc, 1, timeout=200_000)
         running.join()
         assert "Request timeout expired" in str(late)  # 2: a deadline drop in ocr's queue
-        body, kind = multipart(*[(f"{k}.png", PAGE) for k in range(BUSY_PAGES)])
+        body, kind = multipart(*[(f"{k}.png", BUSY_PAGE) for k in range(small_queue.busy_pages)])
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 429  # its share: not counted
@@ -383,7 +410,7 @@ def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
 def test_ocr_stops_reading_a_request_once_its_timeout_has_passed(small_queue):
     counted = ocr_metric(small_queue, "triton_ocr_deadline_exceeded_total")
     start = time.monotonic()
-    late = raw_call(grpcclient, small_queue.grpc, BUSY_PAGES, timeout=1_000_000)  # 1 s
+    late = raw_call(grpcclient, small_queue.grpc, PAST_1_S_PAGES, timeout=1_000_000)  # 1 s
     elapsed = time.monotonic() - start
     assert isinstance(late, InferenceServerException), "the request was read past its timeout"
     assert str(late.status()) in OVERLOADED

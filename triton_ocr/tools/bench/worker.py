@@ -12,8 +12,8 @@ pipe:
 
 It loads the engine, reads the images into memory, reads every image once (model loading and
 the first pass, which compiles each input shape, stay out of the timed rounds: workload.warm_up)
-and prints `{"ready": seconds}`. Then each line
-`round` on stdin reads every image once, one after the other, and prints
+and prints `{"ready": seconds}`. Then each line `round` on stdin reads every image once, one
+after the other, and prints
 `{"latencies": [...], "wall": seconds, "lines": [...]}` (per image, in order: seconds, and the
 lines the reader answered with); end of input ends it. A ROW ending in `+stages` (B or
 A') also times each stage (stages.py) and adds `"stages": {stage: seconds}` to each answer.
