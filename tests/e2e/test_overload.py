@@ -16,13 +16,12 @@ request at once.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 import tritonclient.grpc as grpcclient
@@ -50,7 +49,7 @@ PAGE = render(ENGLISH_LINES, size=(900, 500)).png
 # a page of five times PAGE's lines: a few of them keep the one instance busy
 BUSY_PAGE = render(
     tuple(
-        dataclasses.replace(line, xy=(line.xy[0], line.xy[1] + 450 * block))
+        replace(line, xy=(line.xy[0], line.xy[1] + 450 * block))
         for block in range(5)
         for line in ENGLISH_LINES
     ),
@@ -165,9 +164,8 @@ def test_beyond_the_queue_a_request_is_refused_at_once(small_queue, protocol):
     assert elapsed < 0.5  # at once, not after the others
     running.join()
     waiting.join()
-    assert [len(d) for d in first[0]] == [
-        1
-    ] * small_queue.busy_pages  # the accepted ones are answered
+    # the accepted ones are answered
+    assert [len(d) for d in first[0]] == [1] * small_queue.busy_pages
     (accepted,) = second[0]
     assert [line.text for line in accepted.lines] == [line.text for line in alone.lines]
 
@@ -210,6 +208,11 @@ def test_a_client_past_its_deadline_costs_the_server_no_work(small_queue, protoc
     time.sleep(0.5)  # the queue is looked at again once the instance is free
     assert dropped(small_queue) == ended + 1
     assert ocr_metric(small_queue, "nv_inference_exec_count") == executed + 1  # the busy one only
+
+
+def busy_upload(server: SmallQueue) -> tuple[bytes, str]:
+    """The busy request's pages as one multipart upload to the gateway: (body, content type)."""
+    return multipart(*[(f"{k}.png", BUSY_PAGE) for k in range(server.busy_pages)])
 
 
 def full_queue(server: SmallQueue) -> list[tuple[threading.Thread, list]]:
@@ -286,7 +289,7 @@ def test_the_gateway_refuses_beyond_its_own_bound_and_one_callers_share(small_qu
     caller then finds the gateway full, a 503. Each refusal comes after the delay, unread."""
     arguments = ("--max-in-flight", "2", "--max-per-client", "1", "--refusal-delay", DELAY_S)
     with running_gateway(small_queue.grpc, *arguments) as gateway:
-        body, kind = multipart(*[(f"{k}.png", BUSY_PAGE) for k in range(small_queue.busy_pages)])
+        body, kind = busy_upload(small_queue)
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
         status, headers, answer, elapsed = timed_call(f"{gateway}/v1/ocr", PAGE)
@@ -393,7 +396,7 @@ def test_the_autoscalers_shed_rate_counts_each_kind_of_refusal(small_queue):
         late = raw_call(grpcclient, small_queue.grpc, 1, timeout=200_000)
         running.join()
         assert "Request timeout expired" in str(late)  # 2: a deadline drop in ocr's queue
-        body, kind = multipart(*[(f"{k}.png", BUSY_PAGE) for k in range(small_queue.busy_pages)])
+        body, kind = busy_upload(small_queue)
         long = in_background(call, f"{gateway}/v1/ocr?format=text", body, kind)
         time.sleep(1.0)
         assert call(f"{gateway}/v1/ocr", PAGE, "image/png")[0] == 429  # its share: not counted
