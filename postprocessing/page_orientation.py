@@ -1,6 +1,8 @@
 """The page classifier's looks and the detected lines -> the page's turn.
 
-The first look alone settles a page it finds upright surely enough (most pages).
+The first look alone settles a page it finds upright surely enough. Where the lines are read
+first (`ocr`), they settle most pages without any look: level lines that all read upright, and
+surely, are an upright page's.
 
 The classifier's labels are the degrees a page's content was turned clockwise (0, 90, 180,
 270); look k saw the page turned k more quarters, so its label k + t speaks for turn t. The
@@ -51,3 +53,20 @@ def lines_level(quads: NDArray[np.float32], page: PageOrientation) -> bool:
     wide = sum(1 for w, h in sizes if w >= ELONGATED * h)
     tall = sum(1 for w, h in sizes if h >= ELONGATED * w)
     return wide + tall > 0 and wide >= page.page_lines_share * (wide + tall)
+
+
+def read_upright(
+    quads: NDArray[np.float32],
+    turned: NDArray[np.bool_],
+    confidence: NDArray[np.float64],
+    page: PageOrientation,
+) -> bool:
+    """A page's lines (boxes, whether each read better turned over, how sure each reading is)
+    show it upright: they lie level, none read better turned over, and their median
+    confidence is at least `page_read_score`. A page upside down reads turned over or unsure
+    (the line classifier misses some of its lines, the recognizer is unsure of those)."""
+    return (
+        lines_level(quads, page)
+        and not turned.any()
+        and float(np.median(confidence)) >= page.page_read_score
+    )

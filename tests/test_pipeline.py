@@ -181,6 +181,53 @@ def test_the_page_classifier_looks_at_pages_not_at_images_of_a_lines_shape():
         assert len(looked) == calls, shape
 
 
+def test_a_page_whose_lines_read_upright_and_surely_needs_no_page_classifier():
+    """Level lines that all read upright and surely settle a page's way up: no look. Lines the
+    recognizer is unsure of, or that read better turned over, ask the page classifier; a page
+    it finds turned is found and read again, upright."""
+    looked: list[int] = []
+    detected: list[tuple[int, ...]] = []
+
+    def page_classifier(says: int):
+        def classify(looks: np.ndarray) -> np.ndarray:
+            looked.append(len(looks))  # look k sees the page turned k more quarters
+            first = 0 if len(looks) == 1 else 1  # the first look, or the three after it
+            turns = range(first, first + len(looks))
+            return np.stack([np.roll(np.eye(4, dtype=np.float32)[says], k) for k in turns])
+
+        return classify
+
+    def detect(tensor: np.ndarray) -> list[np.ndarray]:
+        detected.append(tensor.shape)
+        return dark_is_text(tensor)
+
+    def unsure(batches):
+        return [(best, score * 0.5) for best, score in one_b_per_crop([])(batches)]
+
+    def upside_down_surely(inputs):
+        return [np.tile(np.float32([0.02, 0.98]), (len(x), 1)) for x in inputs]
+
+    lines = np.full((400, 600, 3), 255, np.uint8)
+    for top in range(40, 360, 60):
+        lines[top : top + 16, 60:520] = 0  # five level lines of text, as the fake detector sees
+    page, s = png(lines), settings()
+    read_image(page, s, detect, one_b_per_crop([]), upright, page_classifier(0))
+    assert looked == [] and len(detected) == 1
+    read_image(page, s, detect, unsure, upright, page_classifier(0))
+    assert looked == [1] and len(detected) == 2  # the first look settles it: read as it came
+    looked.clear()
+    out = read_image(page, s, detect, unsure, upright, page_classifier(2))
+    assert looked == [1, 3] and out.rotation == 180
+    assert len(detected) == 4  # as it came, then turned (those maps are read again)
+    looked.clear()
+    read_image(page, s, detect, one_b_per_crop([]), upside_down_surely, page_classifier(0))
+    assert looked == [1]
+    no_lines_first = with_overrides(s, {"classify_orientation": False})
+    looked.clear()
+    read_image(page, no_lines_first, detect, one_b_per_crop([]), upright, page_classifier(0))
+    assert looked == [1]  # without the line classifier the lines cannot tell: asked first
+
+
 def test_large_images_without_detections_are_not_taken_for_lines():
     blank = settings()
     for shape in ((200, 600, 3), (400, 300, 3)):  # too tall for a line, too large for a crop

@@ -1,7 +1,8 @@
 """The OCR pipeline as stage functions, one per step of `ensemble_model`:
 
     prepare          detection_preprocessing     bytes -> image, detector input
-      turn_page                                  a turned page set upright (page classifier)
+      turn_page                                  a turned page set upright (page classifier;
+                                                 in `ocr` only when the lines leave it in doubt)
     (text_detection)                             detector input -> maps
     locate           detection_postprocessing    maps, image -> boxes in reading order (blocks),
                                                  recognizer rows
@@ -47,6 +48,7 @@ from triton_ocr.postprocessing.orientation import path_confidence, upside_down
 from triton_ocr.postprocessing.page_orientation import (
     lines_level,
     proposed_turn,
+    read_upright,
     upright_at_first_look,
 )
 from triton_ocr.postprocessing.recognition import Texts, rival_reading, strong_texts
@@ -120,7 +122,7 @@ class Networks:
 class Upright:
     image: Image  # the page as it reads, turned back when it came turned
     rotation: int  # degrees the content was turned clockwise (0, 90, 180, 270)
-    maps: list[Floats] | None  # the detector's maps of `image`, when turn_page ran it
+    maps: list[Floats] | None  # the detector's maps of `image`, when turn_page has them
 
 
 @dataclass(frozen=True)
@@ -182,35 +184,38 @@ async def turn_page(
     boxes: Boxes,
     classify_page: AsyncClassifyPage,
     detect: AsyncDetect,
+    maps: list[Floats] | None = None,
 ) -> Upright:
     """Stage 1b: a page whose content came turned by 90, 180 or 270 degrees, set upright.
 
     The page classifier (input `size`) looks at the page as it came; unless that look finds it
     upright surely, three more looks propose a turn (postprocessing.page_orientation); the
     turn is taken when the lines detected on the turned page lie level, and then those maps are
-    kept. A clearly upright page costs one look of the classifier; a turned one, in `ocr`, no
-    more detection than an upright one. Pre-cropped lines (single_line "always") and images of
-    a line's shape (`line_shaped`: a line turned a quarter is tall, and one upside down is the
-    line classifier's to turn) are never turned."""
+    kept. A clearly upright page costs one look of the classifier. Pre-cropped lines
+    (single_line "always") and images of a line's shape (`line_shaped`: a line turned a
+    quarter is tall, and one upside down is the line classifier's to turn) are never turned.
+    `maps`, the detector's maps of the page as it came when the caller has them (`ocr`), come
+    back with a page left as it came."""
+    kept = Upright(image, 0, maps)
     if (
         page.page_orientation == "off"
         or lines.single_line == "always"
         or line_shaped(height_width(image), lines)
     ):
-        return Upright(image, 0, None)
+        return kept
     looks = page_classifier_input(image, page, size)
     first = await classify_page(looks[:1])
     if upright_at_first_look(first, page):
-        return Upright(image, 0, None)
+        return kept
     turn = proposed_turn(np.concatenate([first, await classify_page(looks[1:])]), page)
     if turn == 0:
-        return Upright(image, 0, None)
+        return kept
     turned = turn_upright(image, turn)
-    maps = await detect(detection_input(turned, detector))
-    found = text_boxes(maps, height_width(turned), lines, boxes)
+    turned_maps = await detect(detection_input(turned, detector))
+    found = text_boxes(turned_maps, height_width(turned), lines, boxes)
     if lines_level(found.quads, page):
-        return Upright(turned, turn, maps)
-    return Upright(image, 0, None)
+        return Upright(turned, turn, turned_maps)
+    return kept
 
 
 def locate(
@@ -381,39 +386,72 @@ async def read_page_async(image: Image, settings: PipelineSettings, networks: Ne
     """A decoded image (BGR) -> texts in reading order, block by block, their polygons
     (original pixels), confidences and, when settings.words asks, word boxes.
 
+    The page's lines are found and read as it came; the page classifier (turn_page) is asked
+    only when they leave its way up in doubt (not level, read turned over or unsure:
+    postprocessing.page_orientation.read_upright), before reading when they are not level. A
+    turned page is then found and read again, upright: most pages need no classifier, a
+    turned one pays a second detection.
+
     The networks are awaited, so a caller reading several pages at once (the `ocr` model,
     with async BLS) overlaps one page's network calls with another's Python work. A caller
     who sends pre-cropped lines (single_line "always") skips the detector.
     """
     s, n = settings, networks
-    upright = await turn_page(
-        image,
-        s.page_orientation,
-        s.page_classifier_input,
-        s.detector_input,
-        s.lines,
-        s.boxes,
-        n.classify_page,
-        n.detect,
-    )
-    page = upright.image
+
+    async def turned(maps: list[Floats]) -> Upright:
+        return await turn_page(
+            image,
+            s.page_orientation,
+            s.page_classifier_input,
+            s.detector_input,
+            s.lines,
+            s.boxes,
+            n.classify_page,
+            n.detect,
+            maps,
+        )
+
+    def located_on(page: Image, maps: Sequence[Floats]) -> Located:
+        return locate(maps, page, s.lines, s.boxes, s.recognizer_input, s.blocks)
+
+    async def read(located: Located) -> BestPath:
+        return await recognize_rows(
+            located.rows,
+            located.widths,
+            located.padded,
+            s.grouping,
+            s.orientation,
+            s.classifier_input,
+            n.recognize,
+            n.classify,
+        )
+
     detect_lines = s.lines.single_line != "always"
-    maps = upright.maps
-    if maps is None:
-        maps = await n.detect(detection_input(page, s.detector_input)) if detect_lines else []
-    located = locate(maps, page, s.lines, s.boxes, s.recognizer_input, s.blocks)
-    if not located.rows:
-        return Texts.empty(upright.rotation)  # no recognizer call at all
-    best = await recognize_rows(
-        located.rows,
-        located.widths,
-        located.padded,
-        s.grouping,
-        s.orientation,
-        s.classifier_input,
-        n.recognize,
-        n.classify,
+    maps = await n.detect(detection_input(image, s.detector_input)) if detect_lines else []
+    located = located_on(image, maps)
+    own = len(located.quads) - int(located.rival)  # the found lines, not the whole image
+    # the lines' reading can tell a page's way up when they lie level and are read with the
+    # line classifier (which turns an upside-down line over)
+    lines_first = s.orientation.classify_orientation and lines_level(
+        located.quads[:own], s.page_orientation
     )
+    upright = Upright(image, 0, maps)
+    if not lines_first:
+        upright = await turned(maps)
+        if upright.rotation:
+            located = located_on(upright.image, upright.maps or [])
+    best = await read(located) if located.rows else None
+    if lines_first and best is not None:
+        confidence = path_confidence(best.best_class[:own], best.best_score[:own])
+        turned_over = np.zeros(own, bool) if best.turned is None else best.turned[:own]
+        if not read_upright(located.quads[:own], turned_over, confidence, s.page_orientation):
+            upright = await turned(maps)
+            if upright.rotation:
+                located = located_on(upright.image, upright.maps or [])
+                best = await read(located) if located.rows else None
+    if best is None:
+        return Texts.empty(upright.rotation)  # no recognizer call at all
+    page = upright.image
     tables, word_boxes = s.tables.tables, s.words.word_boxes
     texts = read_lines(
         best, located.quads, s.alphabet, s.text_filter, located.rival, located, word_boxes or tables

@@ -68,12 +68,17 @@ class PageOrientation:
     consistent ones rarely do). It is taken only when, once the page is
     turned, at least `page_lines_share` of the detected line boxes that are clearly longer one
     way than the other lie level: the text itself must agree.
+
+    Where the lines are read before the page is classified (`ocr`), a page whose lines lie
+    level and all read upright, at a median confidence of at least `page_read_score`, is
+    upright without the classifier: it looks only at pages its lines leave in doubt.
     """
 
     page_orientation: str  # "auto" or "off"
     page_turn_score: float
     page_lines_share: float
     page_upright_score: float
+    page_read_score: float
     # the classifier's reference preprocessing: the short side resized to this, the centre
     # cropped to the network's input size, then (pixel / 255 - mean) / std on BGR
     page_short_side: int
@@ -83,7 +88,8 @@ class PageOrientation:
     def __post_init__(self) -> None:
         _check_choice("page_orientation", self.page_orientation, PAGE_ORIENTATION_MODES)
         _check_length(("page_mean", "page_std"), (self.page_mean, self.page_std), 3)
-        for name in ("page_turn_score", "page_lines_share", "page_upright_score"):
+        scores = ("page_turn_score", "page_lines_share", "page_upright_score", "page_read_score")
+        for name in scores:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], not {getattr(self, name)}")
 

@@ -11,13 +11,16 @@ from triton_ocr.postprocessing.geometry import turned_back
 from triton_ocr.postprocessing.page_orientation import (
     lines_level,
     proposed_turn,
+    read_upright,
     turn_scores,
     upright_at_first_look,
 )
 from triton_ocr.preprocessing.page_orientation import page_classifier_input, turn_upright
 from triton_ocr.settings import ClassifierInput, PageOrientation
 
-PAGE = PageOrientation("auto", 0.7, 0.6, 0.85, 256, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+PAGE = PageOrientation(
+    "auto", 0.7, 0.6, 0.85, 0.9, 256, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+)
 SIZE = ClassifierInput(3, 224, 224)
 # the content turned this many degrees clockwise -> the OpenCV turn that makes it so
 TURNED = {90: cv2.ROTATE_90_CLOCKWISE, 180: cv2.ROTATE_180, 270: cv2.ROTATE_90_COUNTERCLOCKWISE}
@@ -64,6 +67,17 @@ def test_lines_must_lie_level_for_a_turn():
     assert not lines_level(standing, PAGE)
     assert not lines_level(np.array([box(30, 30)], np.float32), PAGE)  # no direction: no evidence
     assert not lines_level(np.zeros((0, 4, 2), np.float32), PAGE)
+
+
+def test_level_lines_read_upright_and_surely_show_an_upright_page():
+    level = np.array([box(200, 20)] * 4, np.float32)
+    none, one = np.zeros(4, bool), np.array([False, True, False, False])
+    sure = np.array([0.95, 0.97, 0.4, 0.92])  # the median, not the weakest line, decides
+    assert read_upright(level, none, sure, PAGE)
+    assert not read_upright(level, one, sure, PAGE)  # a line read better turned over
+    assert not read_upright(level, none, np.array([0.95, 0.6, 0.5, 0.92]), PAGE)  # unsure
+    standing = np.array([box(20, 200)] * 4, np.float32)
+    assert not read_upright(standing, none, sure, PAGE)
 
 
 @pytest.mark.parametrize("turn", [90, 180, 270])
