@@ -185,6 +185,13 @@ def serve(
         help="Lay the models' instances and threads out for this many cores (default: those "
         "this process may use, held to its cgroup's CPU quota; 0: as the config files say).",
     ),
+    keep_shapes: bool = typer.Option(
+        None,
+        "--keep-shapes/--no-keep-shapes",
+        show_default="on a CPU with AMX",
+        help="OpenVINO networks keep the kernels they compiled for each page size: faster on "
+        "sizes seen before, up to ~400 MiB more memory (docs/benchmarks.md).",
+    ),
 ) -> None:
     """Start the real Triton server (from the nvidia-pytriton wheel) until Ctrl-C/SIGTERM, and
     beside it the REST gateway (`triton-ocr gateway`: POST /v1/ocr) unless --rest-port 0.
@@ -212,6 +219,7 @@ def serve(
         gpu=gpu,
         entry_points=served,
         cores=cores,
+        keep_shapes=keep_shapes,
     )
     gateway = None
     if rest_port:

@@ -13,7 +13,7 @@ from tritonclient.utils import InferenceServerException
 from triton_ocr import contract
 from triton_ocr.client import OcrClient
 from triton_ocr.serving.flags import MALLOC_ENVIRONMENT, ServerOptions, free_ports
-from triton_ocr.serving.layout import openvino_pays
+from triton_ocr.serving.layout import SHAPE_CACHE, openvino_pays
 from triton_ocr.serving.processes import stubs
 from triton_ocr.serving.server import running_server
 from triton_ocr.tools.evaluation.metrics import normalize
@@ -23,7 +23,14 @@ from triton_ocr.tools.samples import render
 def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tmp_path):
     http, grpc, metrics = free_ports(3)
     opts = ServerOptions(
-        repository, "127.0.0.1", http, grpc, metrics, entry_points=("ocr",), cores=1
+        repository,
+        "127.0.0.1",
+        http,
+        grpc,
+        metrics,
+        entry_points=("ocr",),
+        cores=1,
+        keep_shapes=True,
     )
     sample = render()
     with running_server(opts, log_file=tmp_path / "server.log") as process:
@@ -42,6 +49,8 @@ def test_ocr_alone_on_one_core_loads_only_what_it_calls_and_reads(repository, tm
         accelerators = detector.get("optimization", {}).get("execution_accelerators", {})
         named = [a["name"] for a in accelerators.get("cpu_execution_accelerator", [])]
         assert ("openvino" in named) is openvino_pays()  # the runtime fitted to this CPU
+        for accelerator in accelerators.get("cpu_execution_accelerator", []):
+            assert SHAPE_CACHE not in accelerator.get("parameters", {})  # --keep-shapes: dropped
         served.close()
         environ = Path(f"/proc/{process.pid}/environ").read_bytes().split(b"\0")
         for key, value in MALLOC_ENVIRONMENT.items():  # the stubs inherit it

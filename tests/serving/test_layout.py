@@ -141,17 +141,54 @@ def test_describe_names_each_model_once_and_the_runtime():
 
 
 @pytest.mark.parametrize(
-    ("flags", "expected"),
-    [("fpu avx2 avx512f avx512bw amx_bf16", True), ("fpu avx2 fma", False), ("", False)],
+    ("flags", "openvino", "shapes"),
+    [
+        ("fpu avx2 avx512f avx512bw amx_tile amx_bf16", True, True),
+        ("fpu avx2 avx512f avx512_bf16", True, False),
+        ("fpu avx2 fma", False, False),
+        ("", False, False),
+    ],
 )
-def test_openvino_is_kept_only_on_a_cpu_with_avx512(tmp_path, monkeypatch, flags, expected):
+def test_openvino_on_avx512_and_its_shapes_kept_on_amx(
+    tmp_path, monkeypatch, flags, openvino, shapes
+):
     (tmp_path / "cpuinfo").write_text(f"processor\t: 0\nflags\t\t: {flags}\n\n")
     monkeypatch.setattr(layout, "CPUINFO", tmp_path / "cpuinfo")
     layout.cpu_flags.cache_clear()
     try:
-        assert layout.openvino_pays() is expected
+        assert layout.openvino_pays() is openvino
+        assert layout.shapes_pay() is shapes
     finally:
         layout.cpu_flags.cache_clear()
+
+
+def shape_caches(served: model_config_pb2.ModelConfig) -> list[str | None]:
+    return [
+        a.parameters.get(layout.SHAPE_CACHE)
+        for a in served.optimization.execution_accelerators.cpu_execution_accelerator
+    ]
+
+
+def test_keeping_shapes_drops_only_the_detectors_limit(tmp_path):
+    assert shape_caches(config(REPOSITORY / contract.TEXT_DETECTION / "config.pbtxt")) == ["0"]
+    for keep in (False, True):
+        target = tmp_path / str(keep)
+        layout.laid_out_repository(REPOSITORY, target, 2, openvino=True, keep_shapes=keep)
+        for model in contract.NETWORKS:
+            served = config(target / model / "config.pbtxt")
+            original = config(REPOSITORY / model / "config.pbtxt")
+            if keep and model == contract.TEXT_DETECTION:
+                assert shape_caches(served) == [None]  # OpenVINO's own limit
+                assert (
+                    served.optimization.execution_accelerators.cpu_execution_accelerator[
+                        0
+                    ].parameters["INFERENCE_PRECISION_HINT"]
+                    == "auto"
+                )
+            else:
+                assert shape_caches(served) == shape_caches(original), model
+    assert "compiled shapes" in layout.describe(2, True, keep_shapes=True)
+    assert "compiled shapes" not in layout.describe(2, True)
 
 
 def test_without_openvino_the_networks_run_on_onnxruntime_and_keep_all_else(tmp_path):

@@ -333,7 +333,9 @@ SHAPES_NOT_KEPT = Param(
     "CPU_RUNTIME_CACHE_CAPACITY",
     "0",
     "OpenVINO keeps no compiled shapes: pages come in many sizes, and a page of a new size "
-    'gains nothing from them\n(docs/benchmarks.md, "Where the memory goes")',
+    'gains nothing from them\n(docs/benchmarks.md, "Where the memory goes"); `serve` keeps them '
+    'on a CPU with AMX, where they pay\n(serving/layout.py; docs/benchmarks.md, "Compiled '
+    'shapes kept on AMX CPUs")',
 )
 
 

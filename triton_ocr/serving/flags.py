@@ -64,6 +64,9 @@ class ServerOptions:
     # the cores to lay threads and instances out for (layout.py); None: those this process finds;
     # 0: the config files' own
     cores: int | None = None
+    # whether OpenVINO networks keep their compiled shapes where a config says none (the laid-out
+    # configs only); None: where this CPU pays for it (layout.shapes_pay)
+    keep_shapes: bool | None = None
 
 
 def free_ports(count: int) -> list[int]:

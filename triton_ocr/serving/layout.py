@@ -10,6 +10,8 @@ cores the layout is the committed one; on 16, the detector runs 4 instances of 4
 the recognizer 8 of 2 (docs/benchmarks.md, "Threads and instances for the cores"). The networks
 whose configs name the `openvino` CPU accelerator keep it only on a CPU with AVX-512; on an
 AVX2-only CPU they run on ONNX Runtime's CPU provider, which is ahead there (same section).
+On a CPU with AMX, OpenVINO also keeps the kernels it compiled for each page size where a
+config says to keep none (shapes_pay; `serve --keep-shapes/--no-keep-shapes` decides instead).
 """
 
 from __future__ import annotations
@@ -103,6 +105,19 @@ def openvino_pays(flags: frozenset[str] | None = None) -> bool:
     return "avx512f" in (cpu_flags() if flags is None else flags)
 
 
+# OpenVINO's CPU property for how many compiled primitives a network keeps (per input shape)
+SHAPE_CACHE = "CPU_RUNTIME_CACHE_CAPACITY"
+
+
+def shapes_pay(flags: frozenset[str] | None = None) -> bool:
+    """Whether OpenVINO networks keep the primitives they compiled for each input shape where
+    a config says to keep none (`flags`: this CPU's when None). On a CPU with AMX compiling a
+    page size's kernels took a third of the detector's time, and keeping them made the median
+    request 25% faster where sizes recur; on an AVX-512 EPYC they bought under 5% for the same
+    memory (docs/benchmarks.md, "Compiled shapes kept on AMX CPUs")."""
+    return "amx_tile" in (cpu_flags() if flags is None else flags)
+
+
 def placements(
     cores: int, recognizer_on_openvino: bool = False, ocr_extra: int = 0
 ) -> dict[str, Placement]:
@@ -158,10 +173,11 @@ def ocr_extra(pack: str | None) -> int:
     return pack_named(pack).ocr_extra_instances if pack else 0
 
 
-def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
+def describe(cores: int, openvino: bool, pack: str | None = None, keep_shapes: bool = False) -> str:
     """One line for the start-up log: instances, or instances x threads for a network (the
-    recognizer's on OpenVINO too where it differs), and the networks' CPU runtime, for the
-    pack served (None: a pack without extra `ocr` instances or an INT8 recognizer)."""
+    recognizer's on OpenVINO too where it differs), the networks' CPU runtime and whether
+    OpenVINO keeps its compiled shapes (shapes_pay), for the pack served (None: a pack without
+    extra `ocr` instances or an INT8 recognizer)."""
     extra = ocr_extra(pack)
     int8 = pack is not None and pack_named(pack).recognizer.int8 is not None
     plain = placements(cores, ocr_extra=extra)
@@ -177,16 +193,23 @@ def describe(cores: int, openvino: bool, pack: str | None = None) -> str:
         else "networks on ONNX Runtime's CPU provider (no AVX-512: OpenVINO is behind here)"
         + ("; the INT8 recognizer on OpenVINO" if int8 else "")
     )
-    return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}"
+    shapes = "; OpenVINO keeps every network's compiled shapes" if keep_shapes and openvino else ""
+    return f"layout for {cores} core{'s' if cores != 1 else ''}: {parts}; {runtime}{shapes}"
 
 
-def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
+def fit_runtime(
+    config: model_config_pb2.ModelConfig, openvino: bool, keep_shapes: bool = False
+) -> None:
     """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
     its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container.
-    A config that keeps it on every CPU (openvino_everywhere) keeps it."""
-    if openvino or openvino_everywhere(config):
-        return
+    A config that keeps it on every CPU (openvino_everywhere) keeps it, and with `keep_shapes`
+    (shapes_pay) without its limit on compiled shapes: OpenVINO's own then holds."""
     accelerators = config.optimization.execution_accelerators
+    if openvino or openvino_everywhere(config):
+        if keep_shapes:
+            for accelerator in accelerators.cpu_execution_accelerator:
+                accelerator.parameters.pop(SHAPE_CACHE, None)
+        return
     kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]
     del accelerators.cpu_execution_accelerator[:]
     accelerators.cpu_execution_accelerator.extend(kept)
@@ -196,7 +219,12 @@ def fit_runtime(config: model_config_pb2.ModelConfig, openvino: bool) -> None:
         config.ClearField("optimization")  # no empty `optimization { }` left in the served file
 
 
-def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: bool) -> None:
+def apply(
+    config: model_config_pb2.ModelConfig,
+    placement: Placement,
+    openvino: bool,
+    keep_shapes: bool = False,
+) -> None:
     """Set `placement` on a config: the counts of its CPU instance groups (KIND_AUTO runs on the
     CPU where no GPU is), a network's threads and its CPU runtime; a GPU variant's networks keep
     theirs."""
@@ -209,7 +237,7 @@ def apply(config: model_config_pb2.ModelConfig, placement: Placement, openvino: 
         group.count = placement.instances
     if placement.threads is not None and config.backend in THREADS_KEY:
         config.parameters[THREADS_KEY[config.backend]].string_value = str(placement.threads)
-    fit_runtime(config, openvino)
+    fit_runtime(config, openvino, keep_shapes)
 
 
 def placement_of(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> Placement:
@@ -220,16 +248,21 @@ def placement_of(config: model_config_pb2.ModelConfig, cores: int, openvino: boo
     return placements(cores, runs_on_openvino(config, openvino), extra)[config.name]
 
 
-def lay_out(config: model_config_pb2.ModelConfig, cores: int, openvino: bool) -> None:
+def lay_out(
+    config: model_config_pb2.ModelConfig, cores: int, openvino: bool, keep_shapes: bool = False
+) -> None:
     """Apply to a config the layout for `cores` of its model (not ensemble_model, which has no
     instances of its own), for the runtime it will run on."""
-    apply(config, placement_of(config, cores, openvino), openvino)
+    apply(config, placement_of(config, cores, openvino), openvino, keep_shapes)
 
 
-def laid_out_repository(source: Path, target: Path, cores: int, openvino: bool) -> None:
+def laid_out_repository(
+    source: Path, target: Path, cores: int, openvino: bool, keep_shapes: bool = False
+) -> None:
     """Write `source`'s configs (config.pbtxt and every configs/<variant>.pbtxt) into `target`
-    with the layout for `cores` (and the CPU runtime: openvino_pays) applied, linking everything
-    else (version folders, model files). Triton serves `target` as it would `source`."""
+    with the layout for `cores` (and the CPU runtime: openvino_pays, shapes_pay) applied,
+    linking everything else (version folders, model files). Triton serves `target` as it would
+    `source`."""
     target.mkdir(parents=True, exist_ok=True)
     for model_dir in sorted(p for p in source.resolve().iterdir() if p.is_dir()):
         if not (model_dir / "config.pbtxt").is_file():
@@ -240,17 +273,21 @@ def laid_out_repository(source: Path, target: Path, cores: int, openvino: bool) 
             if entry.name == "configs" and entry.is_dir():
                 (into / "configs").mkdir()
                 for variant in entry.glob("*.pbtxt"):
-                    _write_config(variant, into / "configs" / variant.name, cores, openvino)
+                    _write_config(
+                        variant, into / "configs" / variant.name, cores, openvino, keep_shapes
+                    )
             elif entry.name == "config.pbtxt":
-                _write_config(entry, into / entry.name, cores, openvino)
+                _write_config(entry, into / entry.name, cores, openvino, keep_shapes)
             else:
                 (into / entry.name).symlink_to(entry)
 
 
-def _write_config(source: Path, target: Path, cores: int, openvino: bool) -> None:
+def _write_config(
+    source: Path, target: Path, cores: int, openvino: bool, keep_shapes: bool
+) -> None:
     config = text_format.Parse(source.read_text(), model_config_pb2.ModelConfig())
     if config.name not in placements(cores):  # ensemble_model: the file as it is
         target.write_text(source.read_text())
         return
-    lay_out(config, cores, openvino)
+    lay_out(config, cores, openvino, keep_shapes)
     target.write_text(text_format.MessageToString(config))

@@ -37,6 +37,7 @@ from triton_ocr.serving.layout import (
     describe,
     laid_out_repository,
     openvino_pays,
+    shapes_pay,
 )
 from triton_ocr.serving.processes import clean_up_after
 from triton_ocr.serving.supervisor import (
@@ -94,6 +95,11 @@ def wait_ready(url: str, process: subprocess.Popen, timeout: float) -> None:
     raise ServerError(f"tritonserver not ready after {timeout:.0f} s ({url})")
 
 
+def keeps_shapes(opts: ServerOptions) -> bool:
+    """`serve --keep-shapes/--no-keep-shapes`, or (neither) where this CPU pays for it."""
+    return shapes_pay() if opts.keep_shapes is None else opts.keep_shapes
+
+
 @contextlib.contextmanager
 def running_server(
     opts: ServerOptions, ready_timeout: float = 120.0, log_file: Path | None = None
@@ -110,7 +116,9 @@ def running_server(
         cores = cores_to_lay_out(opts.cores)
         if cores:  # Triton serves the configs laid out for the cores (layout.py)
             laid_out = Path(tmp) / "repository"
-            laid_out_repository(opts.repository, laid_out, cores, openvino_pays())
+            laid_out_repository(
+                opts.repository, laid_out, cores, openvino_pays(), keeps_shapes(opts)
+            )
             opts = dataclasses.replace(opts, repository=laid_out)
         if opts.system_triton:
             command = container_command(opts)
@@ -176,7 +184,7 @@ def serve_forever(opts: ServerOptions, restart: bool, say: Callable[[str], None]
     try:
         cores = cores_to_lay_out(opts.cores)
         own = "layout: the config files' own"
-        say(describe(cores, openvino_pays(), opts.pack) if cores else own)
+        say(describe(cores, openvino_pays(), opts.pack, keeps_shapes(opts)) if cores else own)
         while True:
             started = time.monotonic()
             with running_server(opts) as process:

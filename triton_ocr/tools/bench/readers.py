@@ -19,7 +19,7 @@ from triton_ocr.pipeline import BestPath, locate, prepare, read_image, read_line
 from triton_ocr.postprocessing.recognition import Texts
 from triton_ocr.preprocessing.recognition import whole_batch
 from triton_ocr.runtime.backends.engines import Engine, open_engine
-from triton_ocr.serving.layout import fit_runtime, openvino_pays
+from triton_ocr.serving.layout import fit_runtime, openvino_pays, shapes_pay
 from triton_ocr.settings import PipelineSettings
 from triton_ocr.tools.workload import ReadOne
 
@@ -31,7 +31,7 @@ def network_engines(repository: Repository, threads: int) -> tuple[Engine, ...]:
 
     def engine(model: str) -> Engine:
         config = repository.config(model)
-        fit_runtime(config, openvino_pays())
+        fit_runtime(config, openvino_pays(), shapes_pay())
         return open_engine(as_given(config), repository.model_file(model), threads=threads)
 
     return tuple(engine(model) for model in contract.NETWORKS)

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.serving.layout import available_cores, describe, lay_out, openvino_pays
+from triton_ocr.serving.layout import (
+    available_cores,
+    describe,
+    lay_out,
+    openvino_pays,
+    shapes_pay,
+)
 from triton_ocr.tools.reference import reference_for
 from triton_ocr.tools.workload import Row
 
@@ -142,7 +148,8 @@ def environment(repository: Repository, floor_threads: int) -> dict:
     )
     for model in models:
         config = repository.config(model)
-        lay_out(config, cores, openvino_pays())  # as the bench's servers do (serving/layout.py)
+        # as the bench's servers do (serving/layout.py)
+        lay_out(config, cores, openvino_pays(), shapes_pay())
         threads[model] = {
             "backend": config.backend,
             "cpu_accelerators": [
@@ -171,7 +178,7 @@ def environment(repository: Repository, floor_threads: int) -> dict:
         "openvino inference_num_threads=-1 (OpenVINO's own, all cores)",
         "floor_threads": floor_threads,
         "server_models": threads,
-        "layout": describe(cores, openvino_pays(), pack),
+        "layout": describe(cores, openvino_pays(), pack, shapes_pay()),
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from triton_ocr import contract
 from triton_ocr.config.repository import Repository
-from triton_ocr.serving.layout import available_cores, describe, openvino_pays
+from triton_ocr.serving.layout import available_cores, describe, openvino_pays, shapes_pay
 from triton_ocr.tools.reference import engines_of, reference_for
 from triton_ocr.tools.workload import (
     ReadOne,
@@ -261,7 +261,9 @@ def run_benchmark(options: BenchOptions) -> dict:
     cpu = cpu_label(machine_cpu())
     print(f"pack {pack}; row A: {reference.label} in-process; on {cpu}", file=sys.stderr)
     cores = available_cores()
-    print(f"served with the {describe(cores, openvino_pays(), pack)}", file=sys.stderr)
+    print(
+        f"served with the {describe(cores, openvino_pays(), pack, shapes_pay())}", file=sys.stderr
+    )
     if not on_openvino:
         print(f"no row A': {reference.label} runs on onnxruntime only", file=sys.stderr)
     out_dir.mkdir(parents=True, exist_ok=True)
