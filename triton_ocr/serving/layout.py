@@ -26,7 +26,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from triton_ocr import contract
-from triton_ocr.config.packs import OPENVINO_ON_EVERY_CPU, pack_named
+from triton_ocr.config.packs import OPENVINO_ON_EVERY_CPU, SHAPES_NOT_KEPT, pack_named
 from triton_ocr.runtime.backends.engines import THREADS_KEY
 
 CPUINFO = Path("/proc/cpuinfo")
@@ -105,8 +105,9 @@ def openvino_pays(flags: frozenset[str] | None = None) -> bool:
     return "avx512f" in (cpu_flags() if flags is None else flags)
 
 
-# OpenVINO's CPU property for how many compiled primitives a network keeps (per input shape)
-SHAPE_CACHE = "CPU_RUNTIME_CACHE_CAPACITY"
+# OpenVINO's CPU property for how many compiled primitives a network keeps (per input shape),
+# as the packs write it into their configs
+SHAPE_CACHE = SHAPES_NOT_KEPT.key
 
 
 def shapes_pay(flags: frozenset[str] | None = None) -> bool:
@@ -203,12 +204,14 @@ def fit_runtime(
     """Drop the `openvino` CPU accelerator from a config where it does not pay (openvino_pays):
     its CPU instances then run on ONNX Runtime's own CPU provider, here and in the container.
     A config that keeps it on every CPU (openvino_everywhere) keeps it, and with `keep_shapes`
-    (shapes_pay) without its limit on compiled shapes: OpenVINO's own then holds."""
+    (shapes_pay) without the packs' "keep none" (SHAPES_NOT_KEPT): OpenVINO's own limit then
+    holds, and a limit set by hand stays."""
     accelerators = config.optimization.execution_accelerators
     if openvino or openvino_everywhere(config):
         if keep_shapes:
             for accelerator in accelerators.cpu_execution_accelerator:
-                accelerator.parameters.pop(SHAPE_CACHE, None)
+                if accelerator.parameters.get(SHAPE_CACHE) == SHAPES_NOT_KEPT.value:
+                    del accelerator.parameters[SHAPE_CACHE]
         return
     kept = [a for a in accelerators.cpu_execution_accelerator if a.name != "openvino"]
     del accelerators.cpu_execution_accelerator[:]
