@@ -7,6 +7,7 @@ import time
 import pytest
 
 from triton_ocr.tools.bench.report import summarize
+from triton_ocr.tools.bench.run import alone_line, alone_record
 from triton_ocr.tools.workload import Row, run_row
 
 
@@ -392,3 +393,21 @@ def test_memory_is_the_servers_pss_and_each_stubs():
     assert memory["total_pss_mib"] == memory["pss_mib"]["tritonserver"] > 0
     line = memory_line({"total_pss_mib": 30.0, "pss_mib": {"tritonserver": 10.0, "ocr_0_0": 20.0}})
     assert "30 MiB PSS, tritonserver and 1 stubs (tritonserver 10, ocr_0_0 20)" in line
+
+
+def test_a_row_in_the_bench_is_checked_against_its_reader_alone_before_and_after():
+    def row(name: str, images: int, wall: float) -> Row:
+        r = Row(name, 1)
+        r.images, r.wall, r.latencies = images, wall, [wall / images] * images
+        return r
+
+    in_bench = row("A' rapidocr openvino in-process", 92, 23.0)  # 4.0 img/s
+    before, after = row("A' alone before", 92, 23.0), row("A' alone after", 92, 30.67)
+    check = alone_record(in_bench, before, after, {})
+    assert check["images_per_s"] == pytest.approx((4.0 + 3.0) / 2, abs=0.01)
+    assert check["in_bench_over_alone"] == pytest.approx(4.0 / 3.5, abs=0.01)
+    assert not check["within_5_percent"]
+    assert "NOT within 5%: the ratios to A' are off" in alone_line("A'", check)
+    steady = alone_record(in_bench, before, row("A' alone after", 92, 23.5), {})
+    assert steady["within_5_percent"]
+    assert "1.01x, within 5%" in alone_line("A'", steady)
