@@ -67,6 +67,9 @@ RESTARTING = {
 OVERLOAD_STATUSES = {"StatusCode.UNAVAILABLE", "503"}
 OVERLOAD_SIGNS = ("Exceeds maximum queue size", "Request timeout expired", "overloaded")
 BACKOFF_S = 0.5  # the first wait after a transient failure, doubling with each try
+# a try that failed this close to the call's deadline ran out of its time (timers and gRPC's
+# own deadline may fire a little early)
+DEADLINE_SLACK_S = 0.01
 MAX_BACKOFF_S = 16.0  # the longest wait between two tries, however many were refused
 
 
@@ -137,22 +140,37 @@ def wait_or_raise(
     retries: int,
     backoff_s: float,
     overload_s: float | None,
+    refusal: InferenceServerException | None = None,
 ) -> float:
     """After `error` on attempt `attempt` of a call begun at `start` with its deadline at `end`:
     the wait before the next try (retry_wait), or, when there is none, raise ServerOverloaded in
-    place of an overload refusal and `error` itself in place of anything else."""
+    place of an overload refusal and `error` itself in place of anything else. A try that ran
+    out of the call's time after the server had refused it as overloaded (`refusal`, the last
+    such answer) ends as overloaded too: that refusal is the server's last word."""
     spent = clock() - start
     busy_left = None if overload_s is None else overload_s - spent
     wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
     if wait is not None:
         return wait
-    if not isinstance(error, InferenceServerException) or not is_overload(error):
+    refused = last_refusal(error, refusal)
+    out_of_time = is_transient(error) and clock() >= end - DEADLINE_SLACK_S
+    if refused is None or (refused is not error and not out_of_time):
         raise error
     raise ServerOverloaded(
-        f"the server was overloaded: {attempt + 1} tries in {spent:.1f} s were refused, the last "
-        f"with {error.message() or error}; send again later, or give the call more time",
-        status=str(error.status()),
+        f"the server was overloaded: {attempt + 1} tries in {spent:.1f} s were refused or ran "
+        f"out of time, the last refusal with {refused.message() or refused}; send again later, "
+        "or give the call more time",
+        status=str(refused.status()),
     ) from error
+
+
+def last_refusal(
+    error: Exception, refusal: InferenceServerException | None
+) -> InferenceServerException | None:
+    """The last overload refusal of a call, after `error`."""
+    if isinstance(error, InferenceServerException) and is_overload(error):
+        return error
+    return refusal
 
 
 def with_retries(
@@ -169,11 +187,14 @@ def with_retries(
     `deadline_s` from now."""
     start = clock()
     end = start + deadline_s
+    refusal = None
     for attempt in itertools.count():
         try:
             return call(max(0.001, end - clock()))
         except Exception as error:
-            sleep(wait_or_raise(error, attempt, start, end, clock, retries, backoff_s, overload_s))
+            args = (retries, backoff_s, overload_s, refusal)
+            sleep(wait_or_raise(error, attempt, start, end, clock, *args))
+            refusal = last_refusal(error, refusal)
     raise AssertionError("unreachable")
 
 
@@ -189,12 +210,14 @@ async def with_retries_async(
     """with_retries for a coroutine: `await call(seconds_left)`, the same rule, waits awaited."""
     start = clock()
     end = start + deadline_s
+    refusal = None
     for attempt in itertools.count():
         try:
             return await call(max(0.001, end - clock()))
         except Exception as error:
-            wait = wait_or_raise(error, attempt, start, end, clock, retries, backoff_s, overload_s)
-            await sleep(wait)
+            args = (retries, backoff_s, overload_s, refusal)
+            await sleep(wait_or_raise(error, attempt, start, end, clock, *args))
+            refusal = last_refusal(error, refusal)
     raise AssertionError("unreachable")
 
 

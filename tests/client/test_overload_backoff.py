@@ -176,3 +176,28 @@ def test_the_ocrmypdf_plugin_backs_off_then_names_the_overload(refusing, tmp_pat
     ):
         plugin.read_page(image, "page 1", settings, word_boxes=True)
     check_tries(Refusing.tries, 2.5)
+
+
+def test_a_last_try_cut_short_by_the_deadline_after_refusals_ends_as_overloaded():
+    # the wait a refusal asks may leave the last try too little time to be answered: the
+    # caller hears the server's last word (overloaded), not a bare timeout
+    def answers(first: Exception | None):
+        clock, calls = FakeClock(), []
+
+        def call(seconds_left):
+            calls.append(seconds_left)
+            if first is not None and len(calls) == 1:
+                raise first
+            clock.now += seconds_left  # the try runs out of the call's time
+            raise TimeoutError()
+
+        return call, clock
+
+    call, clock = answers(QUEUE_FULL)
+    with pytest.raises(ServerOverloaded, match="2 tries in") as raised:
+        with_retries(call, 1.0, 0, 0.5, clock, clock.sleep)
+    assert str(raised.value.status()) == "StatusCode.UNAVAILABLE"
+    assert isinstance(raised.value.__cause__, TimeoutError)
+    call, clock = answers(None)
+    with pytest.raises(TimeoutError):  # never refused: the timeout is the answer
+        with_retries(call, 1.0, 0, 0.5, clock, clock.sleep)
