@@ -140,27 +140,27 @@ def wait_or_raise(
     retries: int,
     backoff_s: float,
     overload_s: float | None,
-    refusal: InferenceServerException | None = None,
+    refusal: InferenceServerException | None,
 ) -> float:
     """After `error` on attempt `attempt` of a call begun at `start` with its deadline at `end`:
     the wait before the next try (retry_wait), or, when there is none, raise ServerOverloaded in
     place of an overload refusal and `error` itself in place of anything else. A try that ran
-    out of the call's time after the server had refused it as overloaded (`refusal`, the last
-    such answer) ends as overloaded too: that refusal is the server's last word."""
+    out of the call's time after the server had refused it as overloaded (`refusal`, the call's
+    last such answer, last_refusal: `error` itself when it is one) ends as overloaded too: that
+    refusal is the server's last word."""
     spent = clock() - start
     busy_left = None if overload_s is None else overload_s - spent
     wait = retry_wait(error, attempt, retries, backoff_s, end - clock(), busy_left)
     if wait is not None:
         return wait
-    refused = last_refusal(error, refusal)
     out_of_time = is_transient(error) and clock() >= end - DEADLINE_SLACK_S
-    if refused is None or (refused is not error and not out_of_time):
+    if refusal is None or (refusal is not error and not out_of_time):
         raise error
     raise ServerOverloaded(
         f"the server was overloaded: {attempt + 1} tries in {spent:.1f} s were refused or ran "
-        f"out of time, the last refusal with {refused.message() or refused}; send again later, "
+        f"out of time, the last refusal with {refusal.message() or refusal}; send again later, "
         "or give the call more time",
-        status=str(refused.status()),
+        status=str(refusal.status()),
     ) from error
 
 
@@ -192,9 +192,9 @@ def with_retries(
         try:
             return call(max(0.001, end - clock()))
         except Exception as error:
+            refusal = last_refusal(error, refusal)
             args = (retries, backoff_s, overload_s, refusal)
             sleep(wait_or_raise(error, attempt, start, end, clock, *args))
-            refusal = last_refusal(error, refusal)
     raise AssertionError("unreachable")
 
 
@@ -215,9 +215,9 @@ async def with_retries_async(
         try:
             return await call(max(0.001, end - clock()))
         except Exception as error:
+            refusal = last_refusal(error, refusal)
             args = (retries, backoff_s, overload_s, refusal)
             await sleep(wait_or_raise(error, attempt, start, end, clock, *args))
-            refusal = last_refusal(error, refusal)
     raise AssertionError("unreachable")
 
 
