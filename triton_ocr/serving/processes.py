@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 from collections.abc import Set
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 PROC = Path("/proc")
 SHM = Path("/dev/shm")
 STUB = "triton_python_backend_stub"
+INSTANCE = re.compile(r".+_\d+_\d+")  # "<model>_<group>_<index>"
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,14 @@ class Stub:
     shm_region: str  # its file name in /dev/shm
 
     @property
+    def is_instance(self) -> bool:
+        """A model instance's stub. While Triton loads a model it also runs a stub named as the
+        model, to complete its config, which ends once that is done."""
+        return INSTANCE.fullmatch(self.instance) is not None
+
+    @property
     def model(self) -> str:
-        return self.instance.rsplit("_", 2)[0]
+        return self.instance.rsplit("_", 2)[0] if self.is_instance else self.instance
 
 
 def _cmdline(pid: int) -> list[str]:
@@ -48,7 +56,8 @@ def _parent(pid: int) -> int | None:
 
 
 def stubs(server_pid: int) -> list[Stub]:
-    """The Python backend stubs (one per model instance) the server process started."""
+    """The Python backend stubs the server process started: one per model instance, and one
+    per model while it loads (Stub.is_instance)."""
     found = []
     for entry in PROC.iterdir():
         if not entry.name.isdigit() or _parent(int(entry.name)) != server_pid:

@@ -95,9 +95,11 @@ class StubSupervisor:
             admin_post(self.http_url, self.admin_header, self.admin_key, path, timeout=120)
 
     def _running_stubs(self) -> dict[str, int]:
+        """The running instances' stubs; a loading model's own stub, which ends by design, is
+        not watched (taken for dead, it made the model reload just after the server started)."""
         current = [s for s in stubs(self.server_pid) if running(s.pid)]
         self.regions.update(s.shm_region for s in current)
-        return {s.instance: s.pid for s in current}
+        return {s.instance: s.pid for s in current if s.is_instance}
 
     def _watch(self, known: dict[str, int]) -> None:
         while not self._stop.wait(self.poll_s) and running(self.server_pid):

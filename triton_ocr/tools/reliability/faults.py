@@ -157,7 +157,7 @@ def kill_stub_drill(server_pid: int, urls: dict, images: list[bytes], model: str
     raw.start()
     retrying.start()
     time.sleep(8)  # steady load first
-    (victim, *_) = [s for s in stubs(server_pid) if s.model == model]
+    (victim, *_) = [s for s in stubs(server_pid) if s.is_instance and s.model == model]
     raw.set_fault_time()
     retrying.set_fault_time()
     os.kill(victim.pid, signal.SIGKILL)
@@ -183,7 +183,7 @@ def kill_stub_drill(server_pid: int, urls: dict, images: list[bytes], model: str
 
 def freeze_drill(server, urls: dict, images: list[bytes], model: str, hold_s: float) -> dict:
     server_pid = server.pid
-    frozen = [s for s in stubs(server_pid) if s.model == model]
+    frozen = [s for s in stubs(server_pid) if s.is_instance and s.model == model]
     load = Load(urls, images)
     load.start()
     time.sleep(5)
