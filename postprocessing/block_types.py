@@ -25,14 +25,16 @@ in the next column), and a list after the sentence that leads to it. Then, in th
    and its folio), wherever the block cut put its lines;
 3. **caption**: its first line starts with a figure's or table's label and number ("Figure 3",
    "Table 2:", "Fig. 1.", "图 1", "表 2");
-4. **heading**: a few short lines set clearly larger than the body text (taller, and their
+4. **heading**: a few short lines naming something (letters, no more figures than letters: an
+   amount names nothing) set clearly larger than the body text (taller, and their
    characters wider apart: a drop cap makes a line's box tall, not its characters wide), or,
    where a PDF's text layer names the fonts, set at the body's size or larger in a bold or
    italic face the body is not set in; where OCR read them, in bold, italic or letter-spaced
    type (strokes clearly wider than the body's, leaning clearly further, or letters standing
    clearly further apart: postprocessing.strokes), or one line in capitals in a document
    seldom set in them, no line in capitals under it (a caption's next line); never a byline
-   nor a jump line ("Continued from page 9"), whatever its face or size; and a line of a few
+   nor a jump line ("Continued from page 9") nor a dateline ("Washington, March 3, 1998"),
+   whatever its face or size; and a line of a few
    words alone in its block, centred over or under the running text beside it after a
    sentence's end (a subhead at the body's size between a column's paragraphs);
 5. **list**: its first line starts with a bullet or an item's number or letter;
@@ -97,9 +99,10 @@ INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
 # stands in from both edges by this many body line heights or more, its margins alike within
 # this share of the text's width
 CENTRED_MARGIN, CENTRED_SLACK = 1.0, 0.05
-# a line in capitals, as wide as a long line of text, is centred over it in from both edges by
-# this many line heights or more (a narrow column's subhead; a label starts at its edge)
-CAPITALS_MARGIN = 0.5
+# a line in capitals or italic, as wide as a long line of text, is centred over it in from both
+# edges by this many line heights or more (a narrow column's subhead; a label, a note or a
+# justified line starts at its edge)
+WIDE_MARGIN = 0.5
 NEAR = 2.0  # a heading in a block of its own stands at most this many line heights off its text
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
@@ -144,9 +147,17 @@ MARKERS = [re.compile(marker) for marker in LIST_MARKERS]
 NAMED_LINES = re.compile(
     r"^(by\b|\(?\s*(continued|cont'?d\.?)\s+(from|on)\s+(page|p\.)\s*[a-z]?\d)", re.I
 )
+# a dateline: a place and a date, or a date alone ("Washington, March 3, 1998"), set over a
+# letter or a newspaper's story or page, whatever its face or size
+DATELINE = re.compile(
+    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?"
+    r"|oct(ober)?|nov(ember)?|dec(ember)?)\.?\s+\d{1,2}(st|nd|rd|th)?,?\s+\d{4}\b",
+    re.I,
+)
 # a run-in head: its words, a full stop and a dash, then its paragraph on the same line
-# ("LATE MR SMITH.—Mr John Smith, ...")
-RUN_IN = re.compile(r"\w[.:]\s*[-–—]+\s*\w")
+# ("LATE MR SMITH.—Mr John Smith, ..."), or a sentence's end after a word (not an
+# abbreviation's: "Geo. W. Smith") and more words ("Capital gain tax rate reduced. The")
+RUN_IN = re.compile(r"\w[.:]\s*[-–—]+\s*\w|[a-z]{3}[.!?]['’\")]*\s+\w")
 CAPTION_LABEL = re.compile(
     r"^(fig(ure)?s?|table|tab|chart|plate|exhibit|illustration|abb(ildung)?|tabelle|tableau)"
     r"\.?\s*[0-9IVX]+[a-z]?([.:\-–—|]|\s|$)|^[图表]\s*[0-9一二三四五六七八九十]+",
@@ -318,28 +329,52 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
     something (mostly letters: no price, no initial), a heading's length, no smaller than the
     body's text (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT, CAPITALS_BOX), not ending a clause
     nor opening a caption, a byline, a jump line or a run-in head, none of them a cell of a row,
-    and in capitals only one line, no line in capitals standing under it (lines in capitals
-    at the body's size line after line are an address, a caption or a label)."""
+    in capitals only one line, no line in capitals standing under it (lines in capitals at the
+    body's size line after line are an address, a caption or a label), and in italic told by
+    its lean centred in its column."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
-    letters = sum(c.isalpha() for c in text)
     least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT, CAPS: CAPITALS_BOX}.get(
         next(iter(fonts), ""), LEAD_HEIGHT
     )
     return (
         len(fonts) == 1
         and "" not in fonts
-        and letters >= max(LEAST_LETTERS, sum(c.isdigit() for c in text))
+        and names_something(text)
         and len(lines) <= HEADING_MOST_LINES
         and len(text.split()) <= HEADING_MOST_WORDS
         and text[-1:] not in STYLED_CLAUSE_ENDS
         and not CAPTION_LABEL.match(text)
-        and not NAMED_LINES.match(text)
+        and not named(text)
         and not RUN_IN.search(text)
         and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
         and (CAPS not in fonts or (len(lines) == 1 and not capitals_under(page, lines[-1])))
+        and (SLANTED not in fonts or centred_in_column(page, lines, body))
     )
+
+
+def centred_in_column(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
+    """Whether each of some lines stands centred over the other lines of its column, in from
+    their edges by WIDE_MARGIN line heights or more (italic sets a title centred over its
+    text; at a column's edge it sets a note, a name or a reference)."""
+    for line in lines:
+        column = np.setdiff1d(np.flatnonzero(in_column(page, int(line))), lines)
+        if not len(column) or not centred_over(page, int(line), column, body, WIDE_MARGIN):
+            return False
+    return True
+
+
+def named(text: str) -> bool:
+    """Whether a line says what it is: a byline, a jump line or a dateline."""
+    return bool(NAMED_LINES.match(text) or DATELINE.search(text))
+
+
+def names_something(text: str) -> bool:
+    """Whether a heading's words name something: LEAST_LETTERS letters or more, and no more
+    figures than letters (a price, an amount or an initial names nothing)."""
+    letters = sum(c.isalpha() for c in text)
+    return letters >= max(LEAST_LETTERS, sum(c.isdigit() for c in text))
 
 
 def beside(page: PageText, line: int, body: Body) -> bool:
@@ -590,13 +625,15 @@ def text_type(page: PageText, lines: NDArray[np.int64], body: Body) -> str:
     if CAPTION_LABEL.match(first):
         return CAPTION
     height = float(line_heights(page.quads[lines]).mean())
+    text = " ".join(page.texts[i] for i in lines).strip()
     if (
         body.height > 0
+        and names_something(text)
         and height >= body.height * HEADING_RATIO
         and float(advances(page, lines).mean()) >= body.advance * WIDER
         and len(lines) <= HEADING_MOST_LINES
         and words <= HEADING_MOST_WORDS
-        and not NAMED_LINES.match(first)
+        and not named(text)
     ) or styled_heading(page, lines, body):
         return HEADING
     if list_marker(first):
@@ -641,16 +678,18 @@ def heading_line(
 
 
 def head_words(text: str, ends: str) -> bool:
-    """Whether a line's words may be a heading set on text: a few, opening with a capital or a
-    figure, ending no clause (`ends`), and no list item, caption, byline or jump line."""
+    """Whether a line's words may be a heading set on text: a few, naming something, opening
+    with a capital or a figure, ending no clause (`ends`), and no list item, caption, byline or
+    jump line."""
     return (
         bool(text)
         and (text[0].isupper() or text[0].isdigit())
+        and names_something(text)
         and len(text.split()) <= LEAD_MOST_WORDS
         and text[-1] not in ends
         and not list_marker(text)
         and not CAPTION_LABEL.match(text)
-        and not NAMED_LINES.match(text)
+        and not named(text)
     )
 
 
@@ -731,10 +770,10 @@ def set_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> 
 
 def centred_run(page: PageText, lines: NDArray[np.int64], start: int, end: int, body: Body) -> bool:
     """Whether each of a block's lines `start` to `end` (in capitals) stands centred over its
-    other lines, in from their edges by CAPITALS_MARGIN line heights or more."""
+    other lines, in from their edges by WIDE_MARGIN line heights or more."""
     rest = np.delete(lines, np.arange(start, end))
     return bool(len(rest)) and all(
-        centred_over(page, i, rest, body, CAPITALS_MARGIN) for i in lines[start:end]
+        centred_over(page, i, rest, body, WIDE_MARGIN) for i in lines[start:end]
     )
 
 

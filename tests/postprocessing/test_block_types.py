@@ -519,3 +519,68 @@ def test_a_bold_row_label_with_figures_on_its_row_is_a_cell_not_a_heading():
     kinds = [found.types[b] for b in found.line_block]
     headings = [t for t, kind in zip(texts, kinds, strict=True) if kind == "heading"]
     assert headings == ["Methods"], headings
+
+
+def test_an_amount_set_large_names_nothing_and_is_no_heading():
+    """A bill's amounts set in the page's large type (a newspaper's list of accounts) are
+    taller and wider apart than the body's text, as a heading is, but name nothing: more
+    figures than letters. A large title with a year in it is still a heading."""
+    page = page_of(
+        [
+            [("Report 2024", quad(50, 20, 300, 48))],
+            body(100),
+            [("126.55", quad(400, 240, 120, 30))],
+            body(300),
+        ]
+    )
+    assert types([page]) == [["heading", "paragraph", "paragraph", "paragraph"]]
+
+
+def test_an_italic_line_at_a_columns_edge_is_a_note_not_a_heading():
+    """Italic sets a title centred over its text, and a note, a name or a reference at its
+    column's edge ("For image see page 171", a recipe's "Maitorieska (Finland)"): only the
+    centred one is a heading."""
+    blocks = [
+        body(20, rows=3),
+        [("For image see page 171", quad(50, 140, 220))],  # italic, at the column's edge
+        body(180, rows=3),
+        [("Des Parties de l'Avant-main", quad(150, 300, 260))],  # italic, centred
+        body(340, rows=3),
+    ]
+    texts = [t for b in blocks for t, _ in b]
+    leaning = {"For image see page 171", "Des Parties de l'Avant-main"}
+    slants = np.array([0.3 if t in leaning else 0.0 for t in texts], np.float32)
+    page = page_of(blocks, strokes=np.full(len(texts), 2.0, np.float32), slants=slants)
+    assert types([page])[0] == ["paragraph", "paragraph", "paragraph", "heading", "paragraph"]
+
+
+def test_a_bold_line_running_on_past_a_sentences_end_is_a_run_in_head():
+    """A bold label whose paragraph starts on its own line ("Capital gain tax rate reduced.
+    The") is a run-in head, not a heading; an abbreviation's full stop ("Geo. W. Lambourne")
+    ends no sentence."""
+    blocks = [
+        [("Capital gain tax rate reduced. The", quad(50, 20, 330))],
+        body(50, rows=3),
+        [("Geo. W. Lambourne Dies", quad(50, 180, 240))],
+        body(210, rows=3),
+    ]
+    strokes = np.array([3.0, 2.0, 2.0, 2.0, 3.0, 2.0, 2.0, 2.0], np.float32)
+    assert types([page_of(blocks, strokes=strokes)])[0] == [
+        "paragraph",
+        "paragraph",
+        "heading",
+        "paragraph",
+    ]
+
+
+def test_a_dateline_is_no_heading_whatever_its_size():
+    """A newspaper's or a letter's dateline, a place and a date, set large or in bold, says
+    what it is."""
+    page = page_of(
+        [
+            [("LONDON, MAY 4, 1951.", quad(50, 20, 440, 30))],
+            [("Farming in 1950", quad(50, 70, 300, 48))],
+            body(140),
+        ]
+    )
+    assert types([page]) == [["paragraph", "heading", "paragraph"]]
