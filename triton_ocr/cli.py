@@ -537,7 +537,8 @@ def evaluate(
         None,
         help="Labelled sets (manifest.json or ICDAR 2015 folders; a table set, whose entries "
         "hold html, is scored with TEDS); default: the dev split ../shared/eval, the report "
-        "split tests/data/report and the table set tests/data/tables.",
+        "split tests/data/report and its heading pages tests/data/report_headings, the table "
+        "set tests/data/tables and the born-digital set.",
     ),
     pack: str = typer.Option(DEFAULT_PACK, help=f"Model pack: {', '.join(PACKS)}."),
     model: str = typer.Option("ocr", help="Entry point: ocr or ensemble_model."),
@@ -563,14 +564,16 @@ def evaluate(
     (looked at while a setting was chosen) are left out."""
     from triton_ocr.tools.evaluation.born_digital import BORN_DIGITAL_SET
     from triton_ocr.tools.evaluation.command import EvalOptions, parse_parameters, run_evaluation
-    from triton_ocr.tools.evaluation.labels import DEV_SPLIT, REPORT_SPLIT
+    from triton_ocr.tools.evaluation.labels import DEV_SPLIT, REPORT_HEADINGS, REPORT_SPLIT
     from triton_ocr.tools.evaluation.tables import TABLE_SET
     from triton_ocr.tools.reference import ReferenceNotInstalled
 
     found = pack_repository(repository, pack, exported=url is None)  # a server of its own
     try:
         options = EvalOptions(
-            tuple(labelled or (DEV_SPLIT, REPORT_SPLIT, TABLE_SET, BORN_DIGITAL_SET)),
+            tuple(
+                labelled or (DEV_SPLIT, REPORT_SPLIT, REPORT_HEADINGS, TABLE_SET, BORN_DIGITAL_SET)
+            ),
             found,
             model,
             url,

@@ -228,6 +228,7 @@ def test_eval_reads_the_dev_and_the_report_split_unless_told(monkeypatch, tmp_pa
     assert seen[-1].labelled == (
         labels.DEV_SPLIT,
         labels.REPORT_SPLIT,
+        labels.REPORT_HEADINGS,
         tables.TABLE_SET,
         born_digital.BORN_DIGITAL_SET,
     )

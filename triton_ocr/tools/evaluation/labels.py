@@ -19,6 +19,8 @@ from triton_ocr.settings import ImageLimits
 # held out and the docs report it.
 DEV_SPLIT = Path("../shared/eval")
 REPORT_SPLIT = Path("tests/data/report")
+# ... and its pages labelled with their headings blind, for the Markdown scores (not the bench's)
+REPORT_HEADINGS = Path("tests/data/report_headings")
 DONT_CARE = "###"
 # the labelled set is the operator's own files; the limits only guard against a bomb among them
 LOCAL_FILES = ImageLimits(max_image_bytes=1 << 30, max_image_pixels=200_000_000)
