@@ -34,9 +34,9 @@ in the next column), and a list after the sentence that leads to it. Then, in th
    clearly further apart: postprocessing.strokes), or one line in capitals in a document
    seldom set in them, no line in capitals under it (a caption's next line); never a byline
    nor a jump line ("Continued from page 9") nor a dateline ("Washington, March 3, 1998"),
-   whatever its face or size; and a line of a few
-   words alone in its block, centred over or under the running text beside it after a
-   sentence's end (a subhead at the body's size between a column's paragraphs);
+   whatever its face or size; and a line of a few words alone in its block, centred over or
+   under the running text beside it after a sentence's end (a subhead at the body's size
+   between a column's paragraphs);
 5. **list**: its first line starts with a bullet or an item's number or letter;
 6. **paragraph**: the rest.
 
@@ -328,10 +328,10 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
     """Lines set in one bold, italic, letter-spaced or capitals face the body is not, naming
     something (mostly letters: no price, no initial), a heading's length, no smaller than the
     body's text (as OCR boxes it: INK_HEIGHT, SPACED_HEIGHT, CAPITALS_BOX), not ending a clause
-    nor opening a caption, a byline, a jump line or a run-in head, none of them a cell of a row,
-    in capitals only one line, no line in capitals standing under it (lines in capitals at the
-    body's size line after line are an address, a caption or a label), and in italic told by
-    its lean centred in its column."""
+    nor opening a caption, a byline, a jump line, a dateline or a run-in head (one running on
+    past a sentence's end too), none of them a cell of a row, in capitals only one line, no line
+    in capitals standing under it (lines in capitals at the body's size line after line are an
+    address, a caption or a label), and in italic told by its lean centred in its column."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT, CAPS: CAPITALS_BOX}.get(
@@ -679,8 +679,8 @@ def heading_line(
 
 def head_words(text: str, ends: str) -> bool:
     """Whether a line's words may be a heading set on text: a few, naming something, opening
-    with a capital or a figure, ending no clause (`ends`), and no list item, caption, byline or
-    jump line."""
+    with a capital or a figure, ending no clause (`ends`), and no list item, caption, byline,
+    jump line or dateline."""
     return (
         bool(text)
         and (text[0].isupper() or text[0].isdigit())
