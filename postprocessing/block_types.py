@@ -99,10 +99,9 @@ INK_HEIGHT, SPACED_HEIGHT = 0.6, 0.8
 # stands in from both edges by this many body line heights or more, its margins alike within
 # this share of the text's width
 CENTRED_MARGIN, CENTRED_SLACK = 1.0, 0.05
-# a line in capitals or italic, as wide as a long line of text, is centred over it in from both
-# edges by this many line heights or more (a narrow column's subhead; a label, a note or a
-# justified line starts at its edge)
-WIDE_MARGIN = 0.5
+# a line in capitals, as wide as a long line of text, is centred over it in from both edges by
+# this many line heights or more (a narrow column's subhead; a label starts at its edge)
+CAPITALS_MARGIN = 0.5
 NEAR = 2.0  # a heading in a block of its own stands at most this many line heights off its text
 LEADS_ON = ".:!?"  # a list starts after a line ending so
 SENTENCE_ENDS = ".!?"  # a heading within a block follows a line ending so
@@ -331,7 +330,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
     nor opening a caption, a byline, a jump line, a dateline or a run-in head (one running on
     past a sentence's end too), none of them a cell of a row, in capitals only one line, no line
     in capitals standing under it (lines in capitals at the body's size line after line are an
-    address, a caption or a label), and in italic told by its lean centred in its column."""
+    address, a caption or a label)."""
     fonts = {styled(page, i, body) for i in lines}
     text = " ".join(page.texts[i] for i in lines).strip()
     least = {HEAVY: INK_HEIGHT, SPACED: SPACED_HEIGHT, CAPS: CAPITALS_BOX}.get(
@@ -350,19 +349,7 @@ def styled_heading(page: PageText, lines: NDArray[np.int64], body: Body) -> bool
         and float(line_heights(page.quads[lines]).min()) >= body.height * least
         and not any(beside(page, i, body) for i in lines)
         and (CAPS not in fonts or (len(lines) == 1 and not capitals_under(page, lines[-1])))
-        and (SLANTED not in fonts or centred_in_column(page, lines, body))
     )
-
-
-def centred_in_column(page: PageText, lines: NDArray[np.int64], body: Body) -> bool:
-    """Whether each of some lines stands centred over the other lines of its column, in from
-    their edges by WIDE_MARGIN line heights or more (italic sets a title centred over its
-    text; at a column's edge it sets a note, a name or a reference)."""
-    for line in lines:
-        column = np.setdiff1d(np.flatnonzero(in_column(page, int(line))), lines)
-        if not len(column) or not centred_over(page, int(line), column, body, WIDE_MARGIN):
-            return False
-    return True
 
 
 def named(text: str) -> bool:
@@ -770,10 +757,10 @@ def set_over(page: PageText, line: int, text: NDArray[np.int64], body: Body) -> 
 
 def centred_run(page: PageText, lines: NDArray[np.int64], start: int, end: int, body: Body) -> bool:
     """Whether each of a block's lines `start` to `end` (in capitals) stands centred over its
-    other lines, in from their edges by WIDE_MARGIN line heights or more."""
+    other lines, in from their edges by CAPITALS_MARGIN line heights or more."""
     rest = np.delete(lines, np.arange(start, end))
     return bool(len(rest)) and all(
-        centred_over(page, i, rest, body, WIDE_MARGIN) for i in lines[start:end]
+        centred_over(page, i, rest, body, CAPITALS_MARGIN) for i in lines[start:end]
     )
 
 

@@ -536,24 +536,6 @@ def test_an_amount_set_large_names_nothing_and_is_no_heading():
     assert types([page]) == [["heading", "paragraph", "paragraph", "paragraph"]]
 
 
-def test_an_italic_line_at_a_columns_edge_is_a_note_not_a_heading():
-    """Italic sets a title centred over its text, and a note, a name or a reference at its
-    column's edge ("For image see page 171", a recipe's "Maitorieska (Finland)"): only the
-    centred one is a heading."""
-    blocks = [
-        body(20, rows=3),
-        [("For image see page 171", quad(50, 140, 220))],  # italic, at the column's edge
-        body(180, rows=3),
-        [("Des Parties de l'Avant-main", quad(150, 300, 260))],  # italic, centred
-        body(340, rows=3),
-    ]
-    texts = [t for b in blocks for t, _ in b]
-    leaning = {"For image see page 171", "Des Parties de l'Avant-main"}
-    slants = np.array([0.3 if t in leaning else 0.0 for t in texts], np.float32)
-    page = page_of(blocks, strokes=np.full(len(texts), 2.0, np.float32), slants=slants)
-    assert types([page])[0] == ["paragraph", "paragraph", "paragraph", "heading", "paragraph"]
-
-
 def test_a_bold_line_running_on_past_a_sentences_end_is_a_run_in_head():
     """A bold label whose paragraph starts on its own line ("Capital gain tax rate reduced.
     The") is a run-in head, not a heading; an abbreviation's full stop ("Geo. W. Lambourne")
