@@ -538,8 +538,9 @@ def folio_row(page: PageText, body: Body, top: bool) -> NDArray[np.int64]:
     """The page's top (or bottom) row when it is a running head (or foot): the page's number
     beside a line or two of words (a book's title and its folio), wherever the block cut put
     them (with the heading under them, or the number with the text). In the edge band, a few
-    words, none in large type, and the number over (or under) the text, not over another cell
-    of a column of figures (a table's last row: "Bald eagle 100") (empty: no such row)."""
+    words, none in large type (the number may be: an old book's figures, or a scan's specks
+    boxed with it), and the number over (or under) the text, not over another cell of a column
+    of figures (a table's last row: "Bald eagle 100") (empty: no such row)."""
     none = np.zeros(0, np.int64)
     if page.height <= 0 or len(page.texts) < EDGE_LEAST_OTHERS + 2:
         return none
@@ -562,7 +563,7 @@ def folio_row(page: PageText, body: Body, top: bool) -> NDArray[np.int64]:
         and near
         and all(mostly_letters(page.texts[i]) for i in row if i != numbers[0])
         and sum(len(page.texts[i].split()) for i in row) <= EDGE_MOST_WORDS
-        and heights[row].max() < body.height * HEADING_RATIO
+        and heights[row[row != numbers[0]]].max() < body.height * HEADING_RATIO
         and over_text(page, numbers[0], row)
     )
     return row if found else none

@@ -119,6 +119,13 @@ def test_a_running_head_with_the_page_number_on_its_row_is_a_header_wherever_the
     assert found.line_block[:3].tolist() == [0, 0, 1]
     found = block_types([page_of([[title, heading], body(90, 8)])])[0]
     assert found.types[0] != "header"
+    # an old book's folio boxed taller than its title (its figures, the scan's specks): still
+    # the page's number beside its title
+    tall = ("16", quad(50, 12, 30, 30))
+    running = ("SETTLEMENT OF NEW-YORK", quad(150, 20, 300))
+    found = block_types([page_of([[tall], [running], body(90, 8)])])[0]
+    assert found.types == ["header", "paragraph"]
+    assert found.line_block[:3].tolist() == [0, 0, 1]
 
 
 def test_a_block_in_a_table_is_the_tables():
