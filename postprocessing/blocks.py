@@ -113,17 +113,24 @@ def spanning(
 
 def under_headlines(region: Region, spans: list[int]) -> list[Region]:
     """`region` cut under the spanning lines at its top and above those at its bottom, at the
-    first gap across it, however narrow ([] when no such gap parts them from the columns)."""
+    first gap across it, however narrow, before the next line, else at their edge (the first
+    lines of close-set columns overlap the boxes above them: no gap runs across); [] when
+    that leaves no part beside them."""
     box = region.box
-    middle = np.median((box[:, 1] + box[:, 3]) / 2)
+    middles = (box[:, 1] + box[:, 3]) / 2
+    middle = np.median(middles)
     rows = gaps(box[:, 1], box[:, 3])
     at = []
     tops = [box[i, 3] for i in spans if box[i, 3] <= middle]
-    if tops:  # the first gap below the lowest of them
-        at += [(a + b) / 2 for a, b in rows if a >= max(tops) - 1][:1]
+    if tops:  # the first gap below the lowest of them, above the next line's middle
+        below = middles[middles > max(tops)].min(initial=np.inf)
+        near = [(a + b) / 2 for a, b in rows if max(tops) - 1 <= a < below]
+        at += near[:1] or [max(tops)]
     bottoms = [box[i, 1] for i in spans if box[i, 1] > middle]
-    if bottoms:  # the last gap above the highest of them
-        at += [(a + b) / 2 for a, b in rows if b <= min(bottoms) + 1][-1:]
+    if bottoms:  # the last gap above the highest of them, below the line before's middle
+        above = middles[middles < min(bottoms)].max(initial=-np.inf)
+        near = [(a + b) / 2 for a, b in rows if above < b <= min(bottoms) + 1]
+        at += near[-1:] or [min(bottoms)]
     parts = split(region, 1, sorted(set(at))) if at else []
     return parts if len(parts) > 1 else []
 

@@ -44,6 +44,7 @@ from triton_ocr.postprocessing.geometry import (
     room_on_page,
     turned_upright,
 )
+from triton_ocr.postprocessing.gutters import cut_at_gutters
 from triton_ocr.postprocessing.orientation import path_confidence, upside_down
 from triton_ocr.postprocessing.page_orientation import (
     lines_level,
@@ -226,12 +227,15 @@ def locate(
     recognizer: RecognizerInput,
     blocks: Blocks,
 ) -> Located:
-    """Stage 3: detector maps + the (upright) image -> text boxes in reading order, block by
-    block, and one recognizer row per box, cut from the image at full resolution; then, when
-    the image could be a crop of one line, the whole image as the boxes' rival (a block of
-    its own)."""
-    found = text_boxes(maps, height_width(image), lines, boxes)
-    layout = page_layout(found.quads, blocks)
+    """Stage 3: detector maps + the (upright) image -> text boxes (those run across a column
+    gutter cut apart at it) in reading order, block by block, and one recognizer row per box,
+    cut from the image at full resolution; then, when the image could be a crop of one line,
+    the whole image as the boxes' rival (a block of its own)."""
+    cut = cut_at_gutters(
+        text_boxes(maps, height_width(image), lines, boxes), image, blocks.column_min_width
+    )
+    found = cut.found
+    layout = page_layout(cut.extents, blocks)
     quads, block = found.quads[layout.order], layout.block
     bends = [found.bends[i] for i in layout.order] if found.bends else []
     crops = cut_crops(image, quads, found.margin, room_on_page(quads, found.margin), bends)

@@ -132,6 +132,15 @@ def test_a_headline_close_over_the_columns_still_reads_first():
     assert names == ["headline"] + [f"L{k}" for k in range(8)] + [f"R{k}" for k in range(8)]
 
 
+def test_a_headline_whose_box_overlaps_the_columns_reads_first():
+    """Close-set columns under a headline: the first lines' boxes reach up into the
+    headline's, so no gap runs across the page under it; it is cut off at its own edge."""
+    page = [("headline", quad(40, 20, 860, 80))]
+    page += column("L", 40, 440, 76, 8) + column("R", 448, 860, 76, 8)
+    names, _ = read(page, shuffle=11)
+    assert names == ["headline"] + [f"L{k}" for k in range(8)] + [f"R{k}" for k in range(8)]
+
+
 def test_a_pull_quote_set_into_the_columns_does_not_join_them():
     """Both columns run beside the quote, so it spans nothing: the columns read one after the
     other (the quote goes with the side of its centre)."""

@@ -35,7 +35,7 @@ PIPELINE_FUNCTIONS = {
     "page orientation": ("page_classifier_input", "proposed_turn", "turn_upright", "lines_level"),
     "detector input": ("detection_input",),
     "box finding": ("text_boxes",),
-    "blocks": ("page_layout",),
+    "blocks": ("cut_at_gutters", "page_layout"),
     "crops and rows": ("cut_crops", "room_on_page", "recognizer_rows", "whole_image"),
     "line classifier": ("classifier_input", "upside_down", "turn_over", "path_confidence"),
     "recognition (network)": ("recognition_groups", "pad_steps"),
