@@ -27,6 +27,7 @@ from .bends import Bend
 from .detection import TextBoxes
 from .geometry import quad_size
 from .rules import LETTER_STROKE
+from .strokes import gap_of, grey
 
 LINE_PIXELS = 20  # the page is looked at scaled so that its median line is about this tall
 REACH = 8.0  # the band is looked for this far below the box, or this far above it
@@ -62,8 +63,7 @@ def ink_of(gray: NDArray[np.uint8], line: float) -> NDArray[np.uint8]:
 
 def grey_at(page: NDArray[np.uint8], scale: float) -> NDArray[np.uint8]:
     """The page (BGR or grey) in grey, scaled by `scale` (at most 1)."""
-    if page.ndim == 3:
-        page = np.asarray(cv2.cvtColor(page, cv2.COLOR_BGR2GRAY), np.uint8)
+    page = grey(page)
     if scale < 1.0:
         size = (max(1, round(page.shape[1] * scale)), max(1, round(page.shape[0] * scale)))
         page = np.asarray(cv2.resize(page, size, interpolation=cv2.INTER_AREA), np.uint8)
@@ -153,8 +153,7 @@ def bands_in(
         return []
     own_blank = sums[y1, x0:x1] - sums[y0, x0:x1] <= 1  # a speck at most in the box's rows
     inside = own_blank[max(0, int(boxes[own, 0]) - x0) : int(boxes[own, 2]) - x0]
-    spaces = [b - a for a, b in runs_of(inside)[1:-1]]
-    spacing = float(np.median(spaces)) if spaces else 0.0  # between the box's letters
+    spacing = gap_of((~inside)[None, :].astype(np.uint8))  # between the box's letters
     found: list[tuple[int, int]] = []
     for top, bottom in ((y0, min(height, y1 + reach)), (max(0, y0 - reach), y1)):
         column_ink = sums[bottom, x0:x1] - sums[top, x0:x1]
